@@ -1,0 +1,125 @@
+"""The interface every configuration space implements, declared once.
+
+Conventions (DESIGN.md): algebra elements are flat float64 vectors of length ``dim``; duals are
+transposes; everything is left-trivialised. A group is generic in its point type ``P``: a vector
+for Rⁿ, a matrix for SO(2), SO(3), SE(2), SE(3), a tuple of factor points for a product.
+"""
+
+from abc import ABC, abstractmethod
+from typing import Generic, Literal, TypeVar, get_args
+
+import numpy as np
+
+from liemech.groups.validation import checked_vector
+from liemech.types import Matrix, Vector
+
+P = TypeVar("P")
+
+RetractionKind = Literal["exp", "cay"]
+RETRACTION_KINDS: tuple[RetractionKind, ...] = get_args(RetractionKind)
+
+
+class LieGroup(ABC, Generic[P]):
+    """A Lie group G with algebra 𝔤 ≅ Rᵈ, d = ``dim``.
+
+    ``hat`` returns an algebra element in the representation of the points (a matrix for a
+    matrix group, the vector itself for Rⁿ, a tuple for a product); ``vee`` inverts it.
+    Operations on the hot path check shapes only; ``check_point`` checks everything.
+    """
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """Dimension d of the algebra 𝔤 ≅ Rᵈ."""
+
+    @abstractmethod
+    def identity(self) -> P:
+        """The neutral element e."""
+
+    @abstractmethod
+    def compose(self, g: P, h: P) -> P:
+        """The product g·h."""
+
+    @abstractmethod
+    def inverse(self, g: P) -> P:
+        """The inverse g⁻¹."""
+
+    @abstractmethod
+    def hat(self, xi: Vector) -> P:
+        """ξ ∈ Rᵈ ↦ ξ̂ ∈ 𝔤 in the point representation."""
+
+    @abstractmethod
+    def vee(self, X: P) -> Vector:
+        """Inverse of ``hat``."""
+
+    @abstractmethod
+    def Ad(self, g: P) -> Matrix:
+        """Matrix of ξ ↦ (g ξ̂ g⁻¹)^∨."""
+
+    @abstractmethod
+    def ad(self, xi: Vector) -> Matrix:
+        """Matrix of η ↦ [ξ, η]."""
+
+    def ad_star(self, xi: Vector, mu: Vector) -> Vector:
+        """ad*_ξ μ = ad(ξ)ᵀ μ (no minus sign; the Euler–Poincaré force μ̇ = ad*_η μ + f)."""
+        return self.ad(xi).T @ mu
+
+    @abstractmethod
+    def check_point(self, g: object, name: str = "g") -> P:
+        """Return g as a point of G, or raise ValueError naming ``name`` and the violated condition."""
+
+    @abstractmethod
+    def random_point(self, rng: np.random.Generator) -> P:
+        """A point drawn with ``rng`` (reproducible for a seeded generator)."""
+
+    @abstractmethod
+    def retraction(self, kind: RetractionKind = "cay") -> "Retraction[P]":
+        """The retraction τ: 𝔤 → G of the given kind, ``"exp"`` or ``"cay"``."""
+
+    def check_algebra(self, xi: object, name: str = "xi") -> Vector:
+        """Return ξ as a finite float64 vector of length ``dim``, or raise ValueError."""
+        return checked_vector(xi, self.dim, name)
+
+
+class Retraction(ABC, Generic[P]):
+    """A retraction τ: 𝔤 → G with τ(0) = e, Dτ(0) = I and τ(−ξ) = τ(ξ)⁻¹, and its tangents.
+
+    ``dtau(ξ)`` is A with d/dε τ(ξ + εv)|₀ = τ(ξ)·(A v)^ (left-trivialised tangent d^Lτ_ξ);
+    ``dtau_inv(ξ)`` is A⁻¹; ``ddtau(ξ, η)`` is D with D δ = A⁻¹ · d/dε [dtau(ξ + εδ) η]|₀.
+    Identities: dtau(−ξ) = Ad(τ(ξ)) dtau(ξ) and ddtau(0, η) δ = ½ [η, δ].
+    """
+
+    kind: RetractionKind
+
+    @property
+    @abstractmethod
+    def group(self) -> LieGroup[P]:
+        """The group this retraction maps into."""
+
+    @abstractmethod
+    def tau(self, xi: Vector) -> P:
+        """τ(ξ)."""
+
+    @abstractmethod
+    def tau_inv(self, g: P) -> Vector:
+        """τ⁻¹(g); raises ValueError where τ is not invertible (e.g. a rotation by π for cay)."""
+
+    @abstractmethod
+    def dtau(self, xi: Vector) -> Matrix:
+        """d^Lτ_ξ: d/dε τ(ξ + εv)|₀ = τ(ξ)·(dtau(ξ) v)^."""
+
+    @abstractmethod
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        """(d^Lτ_ξ)⁻¹."""
+
+    @abstractmethod
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (spec 004-Lie §1.5)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(group={self.group!r})"
+
+
+def unknown_kind(kind: object) -> ValueError:
+    """The error for a retraction kind that is not one of RETRACTION_KINDS."""
+    return ValueError(f"kind must be one of {RETRACTION_KINDS}, got {kind!r}")

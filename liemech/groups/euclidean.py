@@ -1,0 +1,98 @@
+"""Rⁿ as an additive group: points and algebra vectors are the same (n,) vectors."""
+
+import numpy as np
+
+from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.validation import checked_vector, expect_shape
+from liemech.types import Matrix, Vector
+
+
+class Rn(LieGroup[Vector]):
+    """(Rⁿ, +): compose = addition, Ad = I, ad = 0; both retractions are the identity map."""
+
+    def __init__(self, n: int) -> None:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError(f"n must be a positive integer, got {n!r}")
+        self._n = n
+
+    @property
+    def dim(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"Rn({self._n})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rn) and other._n == self._n
+
+    def __hash__(self) -> int:
+        return hash(("Rn", self._n))
+
+    def identity(self) -> Vector:
+        return np.zeros(self._n)
+
+    def compose(self, g: Vector, h: Vector) -> Vector:
+        expect_shape(g, (self._n,), "g")
+        expect_shape(h, (self._n,), "h")
+        return g + h
+
+    def inverse(self, g: Vector) -> Vector:
+        expect_shape(g, (self._n,), "g")
+        return -g
+
+    def hat(self, xi: Vector) -> Vector:
+        expect_shape(xi, (self._n,), "xi")
+        return np.array(xi, dtype=np.float64)
+
+    def vee(self, X: Vector) -> Vector:
+        expect_shape(X, (self._n,), "X")
+        return np.array(X, dtype=np.float64)
+
+    def Ad(self, g: Vector) -> Matrix:
+        expect_shape(g, (self._n,), "g")
+        return np.eye(self._n)
+
+    def ad(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (self._n,), "xi")
+        return np.zeros((self._n, self._n))
+
+    def check_point(self, g: object, name: str = "g") -> Vector:
+        return checked_vector(g, self._n, name)
+
+    def random_point(self, rng: np.random.Generator) -> Vector:
+        return rng.normal(size=self._n)
+
+    def retraction(self, kind: RetractionKind = "cay") -> "TranslationRetraction":
+        if kind not in RETRACTION_KINDS:
+            raise unknown_kind(kind)
+        return TranslationRetraction(self, kind)
+
+
+class TranslationRetraction(Retraction[Vector]):
+    """τ(ξ) = ξ on Rⁿ (exp and cay coincide): dτ = dτ⁻¹ = I, ddτ = 0 (spec 004-Lie §1.7(e))."""
+
+    def __init__(self, group: Rn, kind: RetractionKind) -> None:
+        self._group = group
+        self.kind = kind
+
+    @property
+    def group(self) -> Rn:
+        return self._group
+
+    def tau(self, xi: Vector) -> Vector:
+        return self._group.hat(xi)
+
+    def tau_inv(self, g: Vector) -> Vector:
+        return self._group.vee(g)
+
+    def dtau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (self._group.dim,), "xi")
+        return np.eye(self._group.dim)
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        return self.dtau(xi)
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        expect_shape(xi, (self._group.dim,), "xi")
+        expect_shape(eta, (self._group.dim,), "eta")
+        return np.zeros((self._group.dim, self._group.dim))

@@ -1,0 +1,83 @@
+"""The Cayley retraction of a quadratic matrix group, from the generic matrix formulas.
+
+With X = ξ̂, Y = η̂, Δ = δ̂ (spec 004-Lie §1.7(a)):
+    cay(ξ) = (I − X/2)⁻¹ (I + X/2),        cay⁻¹(g) = [2 (I + g)⁻¹ (g − I)]^∨,
+    dτ(ξ) η = [(I + X/2)⁻¹ Y (I − X/2)⁻¹]^∨, dτ⁻¹(ξ) η = [(I + X/2) Y (I − X/2)]^∨,
+    ddτ(ξ, η) δ = ½ [Y (I − X/2)⁻¹ Δ − Δ (I + X/2)⁻¹ Y]^∨.
+Valid on SO(n) and SE(n); SE(3) uses it as is, SE(2) for ddτ.
+"""
+
+from typing import Final
+
+import numpy as np
+
+from liemech.groups.base import LieGroup, Retraction, RetractionKind
+from liemech.groups.validation import expect_shape
+from liemech.types import Matrix, Vector
+
+SINGULAR_TOL: Final = 1e-12
+"""cay⁻¹ raises when I + g is singular to this relative size (a rotation block by π)."""
+
+
+def _solve(a: Matrix, b: Matrix) -> Matrix:
+    """a⁻¹ b (b may be a stack of matrices)."""
+    return np.asarray(np.linalg.solve(a, b), dtype=np.float64)
+
+
+class MatrixCayley(Retraction[Matrix]):
+    """cay on a matrix group given only its hat and vee; operators are built column by column."""
+
+    kind: RetractionKind = "cay"
+
+    def __init__(self, group: LieGroup[Matrix]) -> None:
+        self._group = group
+        d = group.dim
+        self._basis = np.stack([group.hat(e) for e in np.eye(d)])  # (d, n, n): ê_j
+        n = self._basis.shape[1]
+        self._n = n
+        # vee is linear: vee(X) = V · vec(X), with V the left inverse of the hat matrix.
+        self._vee_matrix = np.linalg.pinv(self._basis.reshape(d, n * n).T)
+
+    @property
+    def group(self) -> LieGroup[Matrix]:
+        return self._group
+
+    def _vee_columns(self, stack: Matrix) -> Matrix:
+        """The d×d matrix whose column j is vee(stack[j])."""
+        return self._vee_matrix @ stack.reshape(self._group.dim, self._n * self._n).T
+
+    def _halves(self, xi: Vector) -> tuple[Matrix, Matrix]:
+        expect_shape(xi, (self._group.dim,), "xi")
+        half = 0.5 * self._group.hat(xi)
+        eye = np.eye(self._n)
+        return eye + half, eye - half
+
+    def tau(self, xi: Vector) -> Matrix:
+        plus, minus = self._halves(xi)
+        return _solve(minus, plus)
+
+    def tau_inv(self, g: Matrix) -> Vector:
+        g = self._group.check_point(g)
+        eye_plus_g = np.eye(self._n) + g
+        smallest = float(np.linalg.svd(eye_plus_g, compute_uv=False)[-1])
+        if smallest < SINGULAR_TOL * 2.0:
+            raise ValueError(
+                "cay⁻¹ is undefined where I + g is singular (a rotation by π): "
+                f"smallest singular value {smallest:.3e}"
+            )
+        return self._group.vee(2.0 * _solve(eye_plus_g, g - np.eye(self._n)))
+
+    def dtau(self, xi: Vector) -> Matrix:
+        plus, minus = self._halves(xi)
+        return self._vee_columns(_solve(plus, self._basis) @ np.linalg.inv(minus))
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        plus, minus = self._halves(xi)
+        return self._vee_columns(plus @ self._basis @ minus)
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        plus, minus = self._halves(xi)
+        Y = self._group.hat(eta)
+        left = Y @ _solve(minus, self._basis)  # Y (I − X/2)⁻¹ Δ_j
+        right = self._basis @ _solve(plus, Y)  # Δ_j (I + X/2)⁻¹ Y
+        return 0.5 * self._vee_columns(left - right)

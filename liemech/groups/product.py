@@ -1,0 +1,144 @@
+"""Direct products G₁ × … × G_k: points are tuples, algebra vectors are concatenated,
+and every operator (Ad, ad, dτ, dτ⁻¹, ddτ(·, η)) is block-diagonal (spec 004-Lie §1.7(f))."""
+
+from collections.abc import Sequence
+from typing import TypeAlias, cast
+
+import numpy as np
+import scipy.linalg
+
+from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.validation import expect_shape
+from liemech.types import Matrix, Vector
+
+Point: TypeAlias = "Vector | tuple[Point, ...]"
+"""A point of any configuration space: an array, or a tuple of points for a product."""
+
+ProductPoint: TypeAlias = tuple[Point, ...]
+
+# A factor is any group; the point type differs between factors, so they are held untyped.
+_Factor: TypeAlias = LieGroup[Point]
+
+
+class ProductGroup(LieGroup[ProductPoint]):
+    """G₁ × … × G_k with ξ = (ξ₁, …, ξ_k) and g = (g₁, …, g_k)."""
+
+    def __init__(self, *factors: "LieGroup[Vector] | LieGroup[ProductPoint]") -> None:
+        if not factors:
+            raise ValueError("factors: a product needs at least one factor group")
+        for i, f in enumerate(factors):
+            if not isinstance(f, LieGroup):
+                raise TypeError(f"factors[{i}] must be a LieGroup, got {type(f).__name__}")
+        self.factors: tuple[_Factor, ...] = tuple(cast(_Factor, f) for f in factors)
+        dims = [f.dim for f in self.factors]
+        self._dim = sum(dims)
+        edges = np.cumsum([0, *dims])
+        self._slices = tuple(slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]))
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def slices(self) -> tuple[slice, ...]:
+        """The slice of an algebra vector that belongs to each factor."""
+        return self._slices
+
+    def __repr__(self) -> str:
+        return f"ProductGroup({', '.join(map(repr, self.factors))})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProductGroup) and other.factors == self.factors
+
+    def __hash__(self) -> int:
+        return hash(("ProductGroup", self.factors))
+
+    def _points(self, g: ProductPoint, name: str) -> ProductPoint:
+        if not isinstance(g, tuple) or len(g) != len(self.factors):
+            raise ValueError(f"{name} must be a tuple of {len(self.factors)} factor points")
+        return g
+
+    def split(self, xi: Vector, name: str = "xi") -> list[Vector]:
+        """The factors' parts (ξ₁, …, ξ_k) of an algebra vector."""
+        expect_shape(xi, (self._dim,), name)
+        return [xi[s] for s in self._slices]
+
+    def identity(self) -> ProductPoint:
+        return tuple(f.identity() for f in self.factors)
+
+    def compose(self, g: ProductPoint, h: ProductPoint) -> ProductPoint:
+        g, h = self._points(g, "g"), self._points(h, "h")
+        return tuple(f.compose(a, b) for f, a, b in zip(self.factors, g, h))
+
+    def inverse(self, g: ProductPoint) -> ProductPoint:
+        g = self._points(g, "g")
+        return tuple(f.inverse(a) for f, a in zip(self.factors, g))
+
+    def hat(self, xi: Vector) -> ProductPoint:
+        return tuple(f.hat(x) for f, x in zip(self.factors, self.split(xi)))
+
+    def vee(self, X: ProductPoint) -> Vector:
+        X = self._points(X, "X")
+        return np.concatenate([f.vee(a) for f, a in zip(self.factors, X)])
+
+    def Ad(self, g: ProductPoint) -> Matrix:
+        g = self._points(g, "g")
+        return block_diagonal([f.Ad(a) for f, a in zip(self.factors, g)])
+
+    def ad(self, xi: Vector) -> Matrix:
+        return block_diagonal([f.ad(x) for f, x in zip(self.factors, self.split(xi))])
+
+    def ad_star(self, xi: Vector, mu: Vector) -> Vector:
+        parts = zip(self.factors, self.split(xi), self.split(mu, "mu"))
+        return np.concatenate([f.ad_star(x, m) for f, x, m in parts])
+
+    def check_point(self, g: object, name: str = "g") -> ProductPoint:
+        if not isinstance(g, Sequence) or isinstance(g, np.ndarray) or len(g) != len(self.factors):
+            raise ValueError(
+                f"{name} must be a tuple of {len(self.factors)} factor points "
+                f"({', '.join(map(repr, self.factors))}), got {type(g).__name__}"
+            )
+        return tuple(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, g)))
+
+    def random_point(self, rng: np.random.Generator) -> ProductPoint:
+        return tuple(f.random_point(rng) for f in self.factors)
+
+    def retraction(self, kind: RetractionKind = "cay") -> "ProductRetraction":
+        if kind not in RETRACTION_KINDS:
+            raise unknown_kind(kind)
+        return ProductRetraction(self, kind)
+
+
+def block_diagonal(blocks: Sequence[Matrix]) -> Matrix:
+    """The block-diagonal matrix diag(B₁, …, B_k)."""
+    return np.asarray(scipy.linalg.block_diag(*blocks), dtype=np.float64)
+
+
+class ProductRetraction(Retraction[ProductPoint]):
+    """τ(ξ) = (τ₁(ξ₁), …, τ_k(ξ_k)) with the factors' retractions of the same kind."""
+
+    def __init__(self, group: ProductGroup, kind: RetractionKind) -> None:
+        self._group = group
+        self.kind = kind
+        self.factors: tuple[Retraction[Point], ...] = tuple(f.retraction(kind) for f in group.factors)
+
+    @property
+    def group(self) -> ProductGroup:
+        return self._group
+
+    def tau(self, xi: Vector) -> ProductPoint:
+        return tuple(r.tau(x) for r, x in zip(self.factors, self._group.split(xi)))
+
+    def tau_inv(self, g: ProductPoint) -> Vector:
+        g = self._group.check_point(g)
+        return np.concatenate([r.tau_inv(a) for r, a in zip(self.factors, g)])
+
+    def dtau(self, xi: Vector) -> Matrix:
+        return block_diagonal([r.dtau(x) for r, x in zip(self.factors, self._group.split(xi))])
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        return block_diagonal([r.dtau_inv(x) for r, x in zip(self.factors, self._group.split(xi))])
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        parts = zip(self.factors, self._group.split(xi), self._group.split(eta, "eta"))
+        return block_diagonal([r.ddtau(x, e) for r, x, e in parts])

@@ -1,0 +1,147 @@
+"""SE(3): homogeneous 4×4 matrices; se(3) ≅ R⁶ with ξ = (v, ω).
+
+ad_ξ = [[ω̂, v̂], [0, ω̂]] is block triangular, so any power series f(−ad_ξ) is
+[[f(−ω̂), Df(−ω̂)[−v̂]], [0, f(−ω̂)]]: the exponential's tangent is
+dτ = [[J(ω), B], [0, J(ω)]] with J the SO(3) tangent and B = d/dε J(ω + εv)|₀.
+"""
+
+from typing import Final
+
+import numpy as np
+
+from liemech.groups import so3
+from liemech.groups.base import LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.validation import checked_rigid_motion, expect_shape
+from liemech.types import Matrix, Vector
+
+CUT_LOCUS_TOL: Final = so3.CUT_LOCUS_TOL
+
+
+def _block_triangular(diagonal: Matrix, upper: Matrix) -> Matrix:
+    out = np.zeros((6, 6))
+    out[:3, :3] = diagonal
+    out[3:, 3:] = diagonal
+    out[:3, 3:] = upper
+    return out
+
+
+class SE3(LieGroup[Matrix]):
+    """SE(3): Ad_g = [[R, p̂R], [0, R]], ad_ξ = [[ω̂, v̂], [0, ω̂]] for ξ = (v, ω)."""
+
+    def __init__(self) -> None:
+        self._cayley = MatrixCayley(self)
+        self._exp = SE3Exp(self)
+
+    @property
+    def dim(self) -> int:
+        return 6
+
+    def __repr__(self) -> str:
+        return "SE3()"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SE3)
+
+    def __hash__(self) -> int:
+        return hash("SE3")
+
+    def identity(self) -> Matrix:
+        return np.eye(4)
+
+    def compose(self, g: Matrix, h: Matrix) -> Matrix:
+        expect_shape(g, (4, 4), "g")
+        expect_shape(h, (4, 4), "h")
+        return g @ h
+
+    def inverse(self, g: Matrix) -> Matrix:
+        """[[R, p], [0, 1]]⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]]."""
+        expect_shape(g, (4, 4), "g")
+        out = np.eye(4)
+        out[:3, :3] = g[:3, :3].T
+        out[:3, 3] = -(g[:3, :3].T @ g[:3, 3])
+        return out
+
+    def hat(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (6,), "xi")
+        out = np.zeros((4, 4))
+        out[:3, :3] = so3.skew(xi[3:])
+        out[:3, 3] = xi[:3]
+        return out
+
+    def vee(self, X: Matrix) -> Vector:
+        expect_shape(X, (4, 4), "X")
+        return np.array([X[0, 3], X[1, 3], X[2, 3], X[2, 1], X[0, 2], X[1, 0]])
+
+    def Ad(self, g: Matrix) -> Matrix:
+        expect_shape(g, (4, 4), "g")
+        R = g[:3, :3]
+        return _block_triangular(R, so3.skew(g[:3, 3]) @ R)
+
+    def ad(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (6,), "xi")
+        return _block_triangular(so3.skew(xi[3:]), so3.skew(xi[:3]))
+
+    def check_point(self, g: object, name: str = "g") -> Matrix:
+        return checked_rigid_motion(g, 3, name)
+
+    def random_point(self, rng: np.random.Generator) -> Matrix:
+        out = np.eye(4)
+        out[:3, :3] = so3.SO3().random_point(rng)
+        out[:3, 3] = rng.normal(size=3)
+        return out
+
+    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
+        if kind == "exp":
+            return self._exp
+        if kind == "cay":
+            return self._cayley
+        raise unknown_kind(kind)
+
+
+class SE3Exp(Retraction[Matrix]):
+    """exp(ξ) = [[exp(ω̂), J(−ω) v], [0, 1]]; dτ = [[J, B], [0, J]], dτ⁻¹ = [[J⁻¹, −J⁻¹BJ⁻¹], [0, J⁻¹]]."""
+
+    kind: RetractionKind = "exp"
+
+    def __init__(self, group: SE3) -> None:
+        self._group = group
+
+    @property
+    def group(self) -> SE3:
+        return self._group
+
+    def tau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (6,), "xi")
+        w = xi[3:]
+        out = np.eye(4)
+        out[:3, :3] = so3.exp_matrix(w)
+        out[:3, 3] = so3.dexp(-w) @ xi[:3]
+        return out
+
+    def tau_inv(self, g: Matrix) -> Vector:
+        g = self._group.check_point(g)
+        w = so3.log_rotation(g[:3, :3])
+        return np.concatenate([so3.dexp_inv(-w) @ g[:3, 3], w])
+
+    def _upper(self, xi: Vector) -> Matrix:
+        """B = d/dε J(ω + εv)|₀ for ξ = (v, ω)."""
+        return so3.dexp_directional(xi[3:], xi[:3])
+
+    def dtau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (6,), "xi")
+        return _block_triangular(so3.dexp(xi[3:]), self._upper(xi))
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (6,), "xi")
+        J_inv = so3.dexp_inv(xi[3:])
+        return _block_triangular(J_inv, -J_inv @ self._upper(xi) @ J_inv)
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        """dτ⁻¹ · M, where dτ η = (J η_v + B η_ω, J η_ω) differentiated along δ = (δv, δω) gives
+        M = [[K(ω, η_ω), K(ω, η_v) + L(ω, v, η_ω)], [0, K(ω, η_ω)]] (K, L from so3)."""
+        expect_shape(eta, (6,), "eta")
+        w, v = xi[3:], xi[:3]
+        upper = so3.dexp_derivative(w, eta[:3]) + so3.dexp_second_derivative(w, v, eta[3:])
+        M = _block_triangular(so3.dexp_derivative(w, eta[3:]), upper)
+        return self.dtau_inv(xi) @ M

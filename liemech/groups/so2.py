@@ -1,0 +1,171 @@
+"""SO(2): planar rotations as 2×2 matrices; so(2) ≅ R, ξ = (ω,)."""
+
+import math
+from typing import Final
+
+import numpy as np
+
+from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.validation import checked_rotation, expect_shape
+from liemech.types import Matrix, Vector
+
+CUT_LOCUS_TOL: Final = 1e-9
+"""exp⁻¹ raises within this angle of the cut locus θ = π, where the logarithm is not unique."""
+
+CAYLEY_POLE_TOL: Final = 1e-12
+"""cay⁻¹ raises when 1 + cos θ falls below this (a rotation by π has no Cayley preimage)."""
+
+
+def rotation_matrix(theta: float) -> Matrix:
+    """R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]."""
+    c, s = math.cos(theta), math.sin(theta)
+    return np.array([[c, -s], [s, c]])
+
+
+def rotation_angle(R: Matrix) -> float:
+    """θ ∈ (−π, π] with R = R(θ)."""
+    return math.atan2(R[1, 0], R[0, 0])
+
+
+class SO2(LieGroup[Matrix]):
+    """SO(2), an abelian group: Ad = 1 and ad = 0."""
+
+    @property
+    def dim(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return "SO2()"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SO2)
+
+    def __hash__(self) -> int:
+        return hash("SO2")
+
+    def identity(self) -> Matrix:
+        return np.eye(2)
+
+    def compose(self, g: Matrix, h: Matrix) -> Matrix:
+        expect_shape(g, (2, 2), "g")
+        expect_shape(h, (2, 2), "h")
+        return g @ h
+
+    def inverse(self, g: Matrix) -> Matrix:
+        expect_shape(g, (2, 2), "g")
+        return g.T.copy()
+
+    def hat(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        w = float(xi[0])
+        return np.array([[0.0, -w], [w, 0.0]])
+
+    def vee(self, X: Matrix) -> Vector:
+        expect_shape(X, (2, 2), "X")
+        return np.array([X[1, 0]])
+
+    def Ad(self, g: Matrix) -> Matrix:
+        expect_shape(g, (2, 2), "g")
+        return np.ones((1, 1))
+
+    def ad(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        return np.zeros((1, 1))
+
+    def check_point(self, g: object, name: str = "g") -> Matrix:
+        return checked_rotation(g, 2, name)
+
+    def random_point(self, rng: np.random.Generator) -> Matrix:
+        return rotation_matrix(rng.uniform(-math.pi, math.pi))
+
+    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
+        if kind == "exp":
+            return SO2Exp(self)
+        if kind == "cay":
+            return SO2Cayley(self)
+        raise unknown_kind(kind)
+
+
+class SO2Exp(Retraction[Matrix]):
+    """exp(ω) = R(ω); so(2) is abelian, so dτ = dτ⁻¹ = 1 and ddτ = 0."""
+
+    kind: RetractionKind = "exp"
+
+    def __init__(self, group: SO2) -> None:
+        self._group = group
+
+    @property
+    def group(self) -> SO2:
+        return self._group
+
+    def tau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        return rotation_matrix(float(xi[0]))
+
+    def tau_inv(self, g: Matrix) -> Vector:
+        R = self._group.check_point(g)
+        theta = rotation_angle(R)
+        if math.pi - abs(theta) < CUT_LOCUS_TOL:
+            raise ValueError(
+                f"exp⁻¹ is not unique at the cut locus: g is a rotation by {theta!r}, "
+                f"within {CUT_LOCUS_TOL:.0e} of ±π"
+            )
+        return np.array([theta])
+
+    def dtau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        return np.ones((1, 1))
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        return self.dtau(xi)
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        expect_shape(eta, (1,), "eta")
+        return np.zeros((1, 1))
+
+
+class SO2Cayley(Retraction[Matrix]):
+    """cay(ω) = R(2 arctan(ω/2)): dτ = 4/(4+ω²), dτ⁻¹ = 1 + ω²/4, ddτ(ω, η) = −2ωη/(4+ω²)."""
+
+    kind: RetractionKind = "cay"
+
+    def __init__(self, group: SO2) -> None:
+        self._group = group
+
+    @property
+    def group(self) -> SO2:
+        return self._group
+
+    def tau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        w = float(xi[0])
+        d = 4.0 + w * w
+        c, s = (4.0 - w * w) / d, 4.0 * w / d
+        return np.array([[c, -s], [s, c]])
+
+    def tau_inv(self, g: Matrix) -> Vector:
+        R = self._group.check_point(g)
+        one_plus_cos = 1.0 + R[0, 0]
+        if one_plus_cos < CAYLEY_POLE_TOL:
+            raise ValueError(
+                f"cay⁻¹ is undefined at a rotation by π: 1 + cos θ = {one_plus_cos:.3e} "
+                f"< {CAYLEY_POLE_TOL:.0e}"
+            )
+        return np.array([2.0 * R[1, 0] / one_plus_cos])
+
+    def dtau(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        w = float(xi[0])
+        return np.array([[4.0 / (4.0 + w * w)]])
+
+    def dtau_inv(self, xi: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        w = float(xi[0])
+        return np.array([[1.0 + 0.25 * w * w]])
+
+    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+        expect_shape(xi, (1,), "xi")
+        expect_shape(eta, (1,), "eta")
+        w = float(xi[0])
+        return np.array([[-2.0 * w * float(eta[0]) / (4.0 + w * w)]])

@@ -1,0 +1,12 @@
+"""Array aliases used in every signature of liemech."""
+
+from typing import TypeAlias
+
+import numpy as np
+from numpy.typing import NDArray
+
+Vector: TypeAlias = NDArray[np.float64]
+"""A flat float64 array: an algebra vector ξ ∈ 𝔤 ≅ Rᵈ, a momentum μ ∈ 𝔤* or a point of Rⁿ."""
+
+Matrix: TypeAlias = NDArray[np.float64]
+"""A 2-D float64 array: a group matrix, an operator on 𝔤 (Ad, ad, dτ, …) or a Jacobian."""
