@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from typing import TypeAlias, cast
 
 import numpy as np
-import scipy.linalg
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import expect_shape
@@ -110,8 +109,15 @@ class ProductGroup(LieGroup[ProductPoint]):
 
 
 def block_diagonal(blocks: Sequence[Matrix]) -> Matrix:
-    """The block-diagonal matrix diag(B₁, …, B_k)."""
-    return np.asarray(scipy.linalg.block_diag(*blocks), dtype=np.float64)
+    """The block-diagonal matrix diag(B₁, …, B_k) of square blocks (scipy's costs ~20 µs)."""
+    n = sum(b.shape[0] for b in blocks)
+    out = np.zeros((n, n))
+    start = 0
+    for b in blocks:
+        stop = start + b.shape[0]
+        out[start:stop, start:stop] = b
+        start = stop
+    return out
 
 
 class ProductRetraction(Retraction[ProductPoint]):

@@ -251,7 +251,7 @@ class SO3Exp(Retraction[Matrix]):
         return dexp_inv(xi)
 
     def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
-        """J⁻¹ K(ξ, η): the spec's α′/θ, β′/θ terms are 2α_s, 2β_s here, summed as series below θ = 1."""
+        """J⁻¹ K(ξ, η): the spec's α′/θ, β′/θ terms are 2α_s, 2β_s here, summed as series below θ = 2."""
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         return dexp_inv(xi) @ dexp_derivative(xi, eta)

@@ -1,0 +1,215 @@
+"""Conformance checks for any LieGroup and Retraction, including a user's own.
+
+Every check compares with an independent truth: a five-point central finite difference, an
+algebraic identity, scipy's matrix exponential, or the power series of d^L exp in ad_ξ
+(spec 004-Lie §1.7(b)). Each returns a ConformanceReport and, by default, raises
+ConformanceError naming every failed check with its measured defect.
+"""
+
+import math
+from collections.abc import Sequence
+from typing import Final, TypeVar
+
+import numpy as np
+import scipy.linalg
+
+from liemech.finite_differences import derivative_along, jacobian
+from liemech.groups.base import LieGroup, Retraction
+from liemech.testing.report import ConformanceReport
+from liemech.types import Matrix, Vector
+
+P = TypeVar("P")
+
+IDENTITY_TOL: Final = 1e-12
+"""Algebraic identities (axioms, τ(−ξ) = τ(ξ)⁻¹, dτ⁻¹dτ = I, …), relative to max(1, size)."""
+FD_TOL: Final = 1e-7
+"""Finite-difference checks of Ad, ad and dτ, relative to max(1, ‖reference‖)."""
+DDTAU_FD_TOL: Final = 5e-9
+"""Finite-difference check of ddτ, relative to max(1, ‖ddτ‖)."""
+SERIES_TOL: Final = 1e-14
+"""Agreement of exp's dτ, dτ⁻¹, ddτ with their ad-series at small ‖ξ‖."""
+SERIES_UP_TO: Final = 1e-1
+"""The ad-series are compared at every radius up to this one."""
+
+DEFAULT_RADII: Final = (1e-8, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0)
+"""Norms ‖ξ‖ at which retractions are checked (plus ξ = 0 for the identities at the origin)."""
+
+_SERIES_TERMS: Final = 30
+
+
+def flatten_point(g: object) -> Vector:
+    """All numbers of a point (an array, or nested tuples of arrays) as one flat vector."""
+    if isinstance(g, tuple):
+        return np.concatenate([flatten_point(x) for x in g]) if g else np.zeros(0)
+    return np.asarray(g, dtype=np.float64).ravel()
+
+
+def point_distance(g: object, h: object) -> float:
+    """max |g − h| over the numbers of two points of the same group."""
+    return float(np.max(np.abs(flatten_point(g) - flatten_point(h)), initial=0.0))
+
+
+def _relative(error: Matrix, reference: Matrix) -> float:
+    return float(np.max(np.abs(error), initial=0.0) / max(1.0, float(np.max(np.abs(reference), initial=0.0))))
+
+
+def _direction(rng: np.random.Generator, dim: int, radius: float) -> Vector:
+    xi = rng.normal(size=dim)
+    return xi * (radius / float(np.linalg.norm(xi)))
+
+
+def check_group(
+    group: LieGroup[P],
+    rng: np.random.Generator | None = None,
+    n_samples: int = 3,
+    raise_on_failure: bool = True,
+) -> ConformanceReport:
+    """Check the group axioms, hat/vee, Ad and ad on random points and algebra vectors.
+
+    - e·g = g·e = g, g·g⁻¹ = e, (gh)k = g(hk); check_point accepts e, g and g·h;
+    - vee(hat(ξ)) = ξ;
+    - Ad(gh) = Ad(g)Ad(h); Ad(g)ξ = d/dε τ⁻¹(g τ(εξ) g⁻¹)|₀ (finite differences);
+    - ad(ξ)η = d/dε Ad(τ(εξ))η|₀ (finite differences), ad(ξ)η = −ad(η)ξ,
+      Jacobi ad([ξ, η]) = [ad ξ, ad η], ad_star(ξ, μ) = ad(ξ)ᵀμ.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    report = ConformanceReport(repr(group))
+    chart = group.retraction("cay")
+    e = group.identity()
+    group.check_point(e, "identity()")
+    d = group.dim
+    for k in range(n_samples):
+        where = f"sample {k}"
+        g, h, m = (group.random_point(rng) for _ in range(3))
+        xi, eta, mu = rng.normal(size=d), rng.normal(size=d), rng.normal(size=d)
+        group.check_point(g, "random_point()")
+        group.check_point(group.compose(g, h), "compose(g, h)")
+        scale = max(1.0, float(np.max(np.abs(flatten_point(g)))), float(np.max(np.abs(flatten_point(h)))))
+        report.add("axiom: e·g = g·e = g", where,
+                   max(point_distance(group.compose(e, g), g), point_distance(group.compose(g, e), g)) / scale,
+                   IDENTITY_TOL)
+        report.add("axiom: g·g⁻¹ = g⁻¹·g = e", where,
+                   max(point_distance(group.compose(g, group.inverse(g)), e),
+                       point_distance(group.compose(group.inverse(g), g), e)) / scale**2,
+                   IDENTITY_TOL)
+        report.add("axiom: (gh)m = g(hm)", where,
+                   point_distance(group.compose(group.compose(g, h), m), group.compose(g, group.compose(h, m)))
+                   / scale**3,
+                   IDENTITY_TOL)
+        report.add("vee(hat(ξ)) = ξ", where, float(np.max(np.abs(group.vee(group.hat(xi)) - xi))), IDENTITY_TOL)
+        Ad_g, Ad_h = group.Ad(g), group.Ad(h)
+        report.add("Ad(gh) = Ad(g)Ad(h)", where, _relative(group.Ad(group.compose(g, h)) - Ad_g @ Ad_h, Ad_g @ Ad_h),
+                   IDENTITY_TOL)
+        g_inv = group.inverse(g)
+        Ad_fd = jacobian(lambda x: chart.tau_inv(group.compose(group.compose(g, chart.tau(x)), g_inv)), np.zeros(d))
+        report.add("Ad(g) = d/dε τ⁻¹(g τ(εξ) g⁻¹)", where, _relative(Ad_fd - Ad_g, Ad_g), FD_TOL)
+        ad_xi = group.ad(xi)
+        ad_fd = derivative_along(lambda eps: group.Ad(chart.tau(eps * xi)))
+        report.add("ad(ξ) = d/dε Ad(τ(εξ))", where, _relative(ad_fd - ad_xi, ad_xi), FD_TOL)
+        report.add("ad(ξ)η = −ad(η)ξ", where, _relative(ad_xi @ eta + group.ad(eta) @ xi, ad_xi), IDENTITY_TOL)
+        ad_eta = group.ad(eta)
+        jacobi = group.ad(ad_xi @ eta) - (ad_xi @ ad_eta - ad_eta @ ad_xi)
+        report.add("Jacobi: ad([ξ,η]) = [ad ξ, ad η]", where, _relative(jacobi, ad_xi @ ad_eta), IDENTITY_TOL)
+        report.add("ad_star(ξ, μ) = ad(ξ)ᵀμ", where, _relative(group.ad_star(xi, mu) - ad_xi.T @ mu, ad_xi),
+                   IDENTITY_TOL)
+    return report.raise_on_failure() if raise_on_failure else report
+
+
+def dexp_series(ad_xi: Matrix) -> Matrix:
+    """d^L exp_ξ = Σ_k (−ad_ξ)^k/(k+1)! (spec 004-Lie §1.7(b))."""
+    n = ad_xi.shape[0]
+    term, total = np.eye(n), np.eye(n)
+    for k in range(1, _SERIES_TERMS):
+        term = term @ (-ad_xi) / (k + 1)
+        total = total + term
+    return total
+
+
+def dexp_inv_series(ad_xi: Matrix) -> Matrix:
+    """(d^L exp_ξ)⁻¹ = Σ_k B_k/k! (−ad_ξ)^k with B₁ = −½: I + ½ad + ad²/12 − ad⁴/720 + …"""
+    from scipy.special import bernoulli
+
+    b = bernoulli(_SERIES_TERMS)
+    b[1] = -0.5
+    n = ad_xi.shape[0]
+    power, total = np.eye(n), np.eye(n)
+    for k in range(1, _SERIES_TERMS):
+        power = power @ (-ad_xi)
+        total = total + (b[k] / math.factorial(k)) * power
+    return total
+
+
+def ddexp_series(group: LieGroup[P], xi: Vector, eta: Vector) -> Matrix:
+    """ddτ for exp: (d^L exp_ξ)⁻¹ Σ_{k≥1} (−1)^k/(k+1)! Σ_j ad_ξ^j ad_δ ad_ξ^{k−1−j} η as a matrix in δ,
+    using ad_δ x = −ad(x) δ (spec 004-Lie §1.7(b))."""
+    ad_xi = group.ad(xi)
+    n = ad_xi.shape[0]
+    powers = [np.eye(n)]
+    for _ in range(_SERIES_TERMS):
+        powers.append(powers[-1] @ ad_xi)
+    total = np.zeros((n, n))
+    for k in range(1, _SERIES_TERMS):
+        inner = sum((powers[j] @ -group.ad(powers[k - 1 - j] @ eta) for j in range(k)), np.zeros((n, n)))
+        total = total + ((-1) ** k / math.factorial(k + 1)) * inner
+    return np.asarray(np.linalg.solve(dexp_series(ad_xi), total), dtype=np.float64)
+
+
+def check_retraction(
+    tau: Retraction[P],
+    rng: np.random.Generator | None = None,
+    radii: Sequence[float] = DEFAULT_RADII,
+    n_samples: int = 2,
+    raise_on_failure: bool = True,
+) -> ConformanceReport:
+    """Check a retraction and its tangents at random ξ of each norm in ``radii``.
+
+    - τ(0) = e, τ(−ξ) = τ(ξ)⁻¹, τ⁻¹(τ(ξ)) = ξ;
+    - dτ(ξ) = d/dε τ⁻¹(τ(ξ)⁻¹ τ(ξ + εv)) (finite differences);
+    - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences);
+    - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ];
+    - for exp: Ad(τ(ξ)) = expm(ad ξ), and dτ, dτ⁻¹, ddτ equal their ad-series for ‖ξ‖ ≤ 0.1.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    group = tau.group
+    report = ConformanceReport(f"{tau.kind} on {group!r}")
+    d = group.dim
+    e = group.identity()
+    zero = np.zeros(d)
+    report.add("τ(0) = e", "ξ = 0", point_distance(tau.tau(zero), e), IDENTITY_TOL)
+    report.add("dτ(0) = I", "ξ = 0", float(np.max(np.abs(tau.dtau(zero) - np.eye(d)))), IDENTITY_TOL)
+    for k in range(n_samples):
+        eta = rng.normal(size=d)
+        report.add("ddτ(0, η)δ = ½[η, δ]", f"sample {k}",
+                   _relative(tau.ddtau(zero, eta) - 0.5 * group.ad(eta), group.ad(eta)), IDENTITY_TOL)
+    for radius in radii:
+        for k in range(n_samples):
+            where = f"‖ξ‖ = {radius:.0e}, sample {k}"
+            xi, eta, v = _direction(rng, d, radius), rng.normal(size=d), rng.normal(size=d)
+            g = tau.tau(xi)
+            g_inv = group.inverse(g)
+            scale = max(1.0, radius)
+            report.add("τ(−ξ) = τ(ξ)⁻¹", where, point_distance(tau.tau(-xi), g_inv) / scale, IDENTITY_TOL)
+            report.add("τ⁻¹(τ(ξ)) = ξ", where, float(np.max(np.abs(tau.tau_inv(g) - xi))) / scale, IDENTITY_TOL)
+            A = tau.dtau(xi)
+            A_fd = jacobian(lambda x: tau.tau_inv(group.compose(g_inv, tau.tau(x))), xi)
+            report.add("dτ: finite differences", where, _relative(A_fd - A, A), FD_TOL)
+            report.add("dτ⁻¹(ξ) dτ(ξ) = I", where, float(np.max(np.abs(tau.dtau_inv(xi) @ A - np.eye(d)))),
+                       IDENTITY_TOL)
+            Ad_g = group.Ad(g)
+            report.add("dτ(−ξ) = Ad(τ(ξ)) dτ(ξ)", where, _relative(tau.dtau(-xi) - Ad_g @ A, A), IDENTITY_TOL)
+            D = tau.ddtau(xi, eta)
+            D_fd = np.linalg.solve(A, jacobian(lambda x: tau.dtau(x) @ eta, xi))
+            report.add("ddτ: finite differences", where, _relative(D_fd - D, D), DDTAU_FD_TOL)
+            if tau.kind != "exp":
+                continue
+            ad_xi = group.ad(xi)
+            report.add("exp: Ad(τ(ξ)) = expm(ad ξ)", where, _relative(Ad_g - scipy.linalg.expm(ad_xi), Ad_g),
+                       IDENTITY_TOL)
+            if radius <= SERIES_UP_TO:
+                report.add("exp: dτ = Σ(−ad)^k/(k+1)!", where, _relative(A - dexp_series(ad_xi), A), SERIES_TOL)
+                A_inv = tau.dtau_inv(xi)
+                report.add("exp: dτ⁻¹ = Σ B_k(−ad)^k/k!", where, _relative(A_inv - dexp_inv_series(ad_xi), A_inv),
+                           SERIES_TOL)
+                report.add("exp: ddτ = ad-series", where, _relative(D - ddexp_series(group, xi, eta), D),
+                           SERIES_TOL)
+    return report.raise_on_failure() if raise_on_failure else report

@@ -1,0 +1,98 @@
+"""Bad points: every group rejects them with a ValueError naming the argument and the defect."""
+
+import math
+
+import numpy as np
+import pytest
+
+import liemech as lm
+
+NAN = float("nan")
+
+
+def rotation2(t: float) -> lm.Matrix:
+    return np.array([[math.cos(t), -math.sin(t)], [math.sin(t), math.cos(t)]])
+
+
+def test_rn() -> None:
+    G = lm.Rn(3)
+    with pytest.raises(ValueError, match=r"q0 must have shape \(3,\), got \(2,\)"):
+        G.check_point(np.zeros(2), "q0")
+    with pytest.raises(ValueError, match="q0 must be finite"):
+        G.check_point(np.array([0.0, NAN, 1.0]), "q0")
+    with pytest.raises(ValueError, match="q0 must be a real array"):
+        G.check_point("abc", "q0")
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        lm.Rn(0)
+
+
+def test_so2() -> None:
+    G = lm.SO2()
+    with pytest.raises(ValueError, match=r"g0 must have shape \(2, 2\)"):
+        G.check_point(np.eye(3), "g0")
+    with pytest.raises(ValueError, match=r"g0 must be a rotation: ‖RᵀR − I‖_max = 1\.000e-01"):
+        G.check_point(math.sqrt(1.1) * np.eye(2), "g0")
+    with pytest.raises(ValueError, match="det = -1"):
+        G.check_point(np.diag([1.0, -1.0]), "g0")
+    with pytest.raises(ValueError, match="g0 must be finite"):
+        G.check_point(np.array([[1.0, 0.0], [0.0, math.inf]]), "g0")
+
+
+def test_so3() -> None:
+    G = lm.SO3()
+    with pytest.raises(ValueError, match=r"R0 must have shape \(3, 3\), got \(4, 4\)"):
+        G.check_point(np.eye(4), "R0")
+    sheared = np.eye(3)
+    sheared[0, 1] = 1e-3
+    with pytest.raises(ValueError, match=r"R0 must be a rotation: ‖RᵀR − I‖_max = 1\.000e-03"):
+        G.check_point(sheared, "R0")
+    with pytest.raises(ValueError, match="R0 must be a rotation with det = \\+1, got det = -1"):
+        G.check_point(-np.eye(3), "R0")
+    with pytest.raises(ValueError, match="R0 must be finite"):
+        G.check_point(np.full((3, 3), NAN), "R0")
+    # Round-off far below the tolerance is accepted.
+    G.check_point(G.retraction("exp").tau(np.array([0.1, 0.2, 0.3])) + 1e-13, "R0")
+
+
+@pytest.mark.parametrize("group, n", [(lm.SE2(), 2), (lm.SE3(), 3)], ids=repr)
+def test_rigid_motions(group: lm.LieGroup[lm.Matrix], n: int) -> None:
+    with pytest.raises(ValueError, match=rf"g0 must have shape \({n + 1}, {n + 1}\)"):
+        group.check_point(np.eye(n), "g0")
+    bad_row = np.eye(n + 1)
+    bad_row[n, 0] = 0.5
+    with pytest.raises(ValueError, match=r"g0 must be homogeneous with last row \(0, …, 0, 1\)"):
+        group.check_point(bad_row, "g0")
+    scaled = np.eye(n + 1)
+    scaled[0, 0] = 2.0
+    with pytest.raises(ValueError, match=r"the rotation block of g0 must be a rotation: ‖RᵀR − I‖_max = 3\.000e\+00"):
+        group.check_point(scaled, "g0")
+    reflected = np.eye(n + 1)
+    reflected[0, 0] = -1.0
+    with pytest.raises(ValueError, match="the rotation block of g0 must be a rotation with det = \\+1"):
+        group.check_point(reflected, "g0")
+    not_finite = np.eye(n + 1)
+    not_finite[0, n] = NAN
+    with pytest.raises(ValueError, match="g0 must be finite"):
+        group.check_point(not_finite, "g0")
+
+
+def test_product() -> None:
+    G = lm.ProductGroup(lm.SO3(), lm.Rn(2))
+    with pytest.raises(ValueError, match=r"g0 must be a tuple of 2 factor points \(SO3\(\), Rn\(2\)\)"):
+        G.check_point(np.eye(3), "g0")
+    with pytest.raises(ValueError, match=r"g0\[1\] must have shape \(2,\)"):
+        G.check_point((np.eye(3), np.zeros(3)), "g0")
+    with pytest.raises(ValueError, match=r"g0\[0\] must be a rotation with det = \+1"):
+        G.check_point((-np.eye(3), np.zeros(2)), "g0")
+    with pytest.raises(ValueError, match="factors: a product needs at least one factor"):
+        lm.ProductGroup()
+
+
+@pytest.mark.parametrize("group", [lm.Rn(2), lm.SO2(), lm.SO3(), lm.SE2(), lm.SE3()], ids=repr)
+def test_algebra_vectors_and_tau_inv(group: lm.LieGroup[lm.Matrix]) -> None:
+    with pytest.raises(ValueError, match=rf"xi must have shape \({group.dim},\)"):
+        group.retraction("cay").dtau(np.zeros(group.dim + 1))
+    with pytest.raises(ValueError, match="xi must be finite"):
+        group.check_algebra(np.full(group.dim, NAN))
+    with pytest.raises(ValueError, match="must"):
+        group.retraction("exp").tau_inv(np.full((7, 7), 1.0))

@@ -1,0 +1,102 @@
+"""The public conformance suite on every group × retraction, and its power to catch mistakes."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import liemech as lm
+from liemech.groups import series
+from liemech.groups.so3 import SO3Exp, skew
+from liemech.testing import ConformanceError, check_group, check_retraction
+from tests.groups_under_test import GROUPS
+
+seeds = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=repr)
+@settings(max_examples=5, deadline=None)
+@given(seed=seeds)
+def test_group_axioms_and_adjoints(group: lm.LieGroup[lm.Vector], seed: int) -> None:
+    report = check_group(group, np.random.default_rng(seed), n_samples=2)
+    assert report.passed
+
+
+@pytest.mark.parametrize("kind", lm.RETRACTION_KINDS)
+@pytest.mark.parametrize("group", GROUPS, ids=repr)
+@settings(max_examples=3, deadline=None)
+@given(seed=seeds)
+def test_retraction_conformance(group: lm.LieGroup[lm.Vector], kind: lm.RetractionKind, seed: int) -> None:
+    report = check_retraction(group.retraction(kind), np.random.default_rng(seed), n_samples=1)
+    # The issue's thresholds, read off the report rather than trusted from its defaults.
+    assert report.worst("dτ: finite differences") <= 1e-7
+    assert report.worst("ddτ: finite differences") <= 5e-9
+    assert report.worst("τ(−ξ) = τ(ξ)⁻¹") <= 1e-12
+    assert report.worst("dτ(−ξ) = Ad(τ(ξ)) dτ(ξ)") <= 1e-12
+    assert report.worst("ddτ(0, η)δ = ½[η, δ]") <= 1e-12
+    if kind == "exp":
+        assert report.worst("exp: dτ = Σ(−ad)^k/(k+1)!") <= 1e-14
+        assert report.worst("exp: ddτ = ad-series") <= 1e-14
+
+
+def test_ddtau_checked_at_every_radius_from_1e_5_to_1e_1() -> None:
+    report = check_retraction(lm.SO3().retraction("exp"), n_samples=1)
+    radii = {c.where.split(",")[0] for c in report.checks if c.name == "ddτ: finite differences"}
+    assert {f"‖ξ‖ = {r:.0e}" for r in (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)} <= radii
+
+
+def test_so3_exp_near_pi() -> None:
+    """Within 1e-6 of the cut locus the tangents stay exact and log recovers ξ."""
+    report = check_retraction(lm.SO3().retraction("exp"), radii=(math.pi - 1e-6, math.pi - 1e-7))
+    assert report.passed
+
+
+class NaiveSO3Exp(SO3Exp):
+    """ddτ written with the printed closed forms α′/θ, β′/θ: no series, so digits are lost."""
+
+    def ddtau(self, xi: lm.Vector, eta: lm.Vector) -> lm.Matrix:
+        t = float(np.linalg.norm(xi))
+        if t == 0.0:
+            return 0.5 * skew(eta)
+        a, b = (1 - math.cos(t)) / t**2, (t - math.sin(t)) / t**3
+        da = (t * math.sin(t) - 2 * (1 - math.cos(t))) / t**3
+        db = (t * (1 - math.cos(t)) - 3 * (t - math.sin(t))) / t**4
+        X = skew(xi)
+        M = (-da / t * np.outer(X @ eta, xi) + a * skew(eta) + db / t * np.outer(X @ X @ eta, xi)
+             - b * (skew(X @ eta) + X @ skew(eta)))
+        return np.asarray(np.linalg.solve(self.dtau(xi), M), dtype=np.float64)
+
+
+def test_suite_rejects_naive_closed_forms_at_small_angles() -> None:
+    with pytest.raises(ConformanceError, match="ddτ: finite differences"):
+        check_retraction(NaiveSO3Exp(lm.SO3()), radii=(1e-5, 1e-4, 1e-3))
+
+
+class WrongSignSO3Exp(SO3Exp):
+    """dτ with the right-trivialised sign: d^R exp instead of d^L exp."""
+
+    def dtau(self, xi: lm.Vector) -> lm.Matrix:
+        return super().dtau(-xi)
+
+
+def test_suite_rejects_the_other_trivialisation() -> None:
+    with pytest.raises(ConformanceError, match="dτ: finite differences") as info:
+        check_retraction(WrongSignSO3Exp(lm.SO3()), radii=(1e-2,))
+    assert "FAIL" in str(info.value)
+
+
+def test_series_branches_agree_with_closed_forms_at_the_switch() -> None:
+    """Both branches of every coefficient agree where they meet (s = θ² = 1)."""
+    below, above = np.nextafter(series.SERIES_BELOW, 0.0), series.SERIES_BELOW
+    for f in (series.sinc, series.alpha, series.beta, series.gamma, series.sinc_s,
+              series.alpha_s, series.beta_s, series.alpha_ss, series.beta_ss):
+        assert abs(f(below) - f(above)) <= 1e-13 * abs(f(above)), f.__name__
+
+
+def test_report_lists_every_check() -> None:
+    report = check_retraction(lm.SE2().retraction("cay"), radii=(1e-3,), n_samples=1)
+    text = str(report)
+    assert text.startswith("conformance of cay on SE2()")
+    assert len(report.checks) == len(text.splitlines()) - 1
