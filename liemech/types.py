@@ -10,3 +10,6 @@ Vector: TypeAlias = NDArray[np.float64]
 
 Matrix: TypeAlias = NDArray[np.float64]
 """A 2-D float64 array: a group matrix, an operator on 𝔤 (Ad, ad, dτ, …) or a Jacobian."""
+
+Tensor: TypeAlias = NDArray[np.float64]
+"""A 3-D float64 array, e.g. the stacked derivatives ∂_k 𝕀(g) of a configuration-dependent inertia."""
