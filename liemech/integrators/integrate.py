@@ -1,0 +1,82 @@
+"""integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
+
+import math
+import sys
+import time
+from typing import TypeVar
+
+import numpy as np
+
+from liemech.integrators.method import Method, NodeState
+from liemech.integrators.solution import Solution, SolverStats
+from liemech.mechanics.problem import Problem
+
+P = TypeVar("P")
+
+_WHOLE_NUMBER_TOL = 1e-9
+
+
+def _number_of_steps(h: float, t_final: float | None, n_steps: int | None) -> int:
+    if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0.0):
+        raise ValueError(f"h must be a positive finite step, got {h!r}")
+    if (t_final is None) == (n_steps is None):
+        raise ValueError("give exactly one of t_final and n_steps")
+    if n_steps is not None:
+        if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
+            raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}")
+        return n_steps
+    assert t_final is not None
+    if not (math.isfinite(t_final) and t_final > 0.0):
+        raise ValueError(f"t_final must be positive and finite, got {t_final!r}")
+    ratio = t_final / h
+    n = round(ratio)
+    if n < 1 or abs(ratio - n) > _WHOLE_NUMBER_TOL * max(1.0, ratio):
+        raise ValueError(
+            f"t_final / h = {ratio!r} is not a whole number of steps; "
+            f"choose h = t_final / N or pass n_steps= instead of t_final="
+        )
+    return int(n)
+
+
+def integrate(
+    problem: Problem[P],
+    method: Method,
+    h: float,
+    t_final: float | None = None,
+    *,
+    n_steps: int | None = None,
+    store_every: int = 1,
+    progress: bool = False,
+) -> Solution[P]:
+    """Integrate ``problem`` with ``method`` at fixed step h up to t_final = n_steps·h.
+
+    Nodes t_k = k·h are stored for k a multiple of ``store_every`` (and the last node), which keeps
+    memory bounded on long runs; ``progress`` prints a line to stderr at every tenth of the run.
+    Raises ConvergenceError (step, time, residual) if a step's equations cannot be solved.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
+    if not isinstance(method, Method):
+        raise TypeError(f"method must be an integrator such as VPRK(lobatto(3)), got {type(method).__name__}")
+    n = _number_of_steps(h, t_final, n_steps)
+    if not isinstance(store_every, int) or store_every < 1:
+        raise ValueError(f"store_every must be a positive integer, got {store_every!r}")
+    stepper = method.stepper(problem, float(h))
+    state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0)
+    t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
+    started = time.perf_counter()
+    tenth = max(1, n // 10)
+    for k in range(n):
+        state, report = stepper.step(state, k)
+        if (k + 1) % store_every == 0 or k + 1 == n:
+            t.append((k + 1) * h)
+            gs.append(state.g)
+            etas.append(state.eta)
+            mus.append(state.mu)
+            iters.append(report.iterations)
+            residuals.append(report.residual)
+        if progress and (k + 1) % tenth == 0:
+            print(f"{method.name}: step {k + 1}/{n}, t = {(k + 1) * h:.6g}, "
+                  f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+    stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
+    return Solution(np.array(t), gs, np.array(etas), np.array(mus), None, stats)

@@ -1,0 +1,63 @@
+"""What every integrator offers ``integrate``: traits and a one-step map."""
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from liemech.mechanics.problem import Problem
+from liemech.types import Vector
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class Traits:
+    """Properties the theory guarantees for a method (spec 004: Thm 6.1 and §3.7)."""
+
+    order: int
+    symplectic: bool
+    conserves_energy: bool
+    conserves_momentum_maps: bool
+
+
+@dataclass(frozen=True)
+class NodeState(Generic[P]):
+    """The scheme's state at a node t_k: configuration, body momentum, velocity of that momentum."""
+
+    g: P
+    mu: Vector
+    eta: Vector
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """Newton's effort for one step."""
+
+    iterations: int
+    residual: float
+
+
+class Stepper(ABC, Generic[P]):
+    """A method bound to one problem and step size."""
+
+    @abstractmethod
+    def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
+        """Advance from node k to node k + 1."""
+
+
+class Method(ABC):
+    """An integrator: ``traits`` and ``stepper(problem, h)``."""
+
+    name: str
+
+    @property
+    @abstractmethod
+    def traits(self) -> Traits:
+        """Order and conservation properties."""
+
+    @abstractmethod
+    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
+        """The one-step map of this method for ``problem`` with step ``h``."""
+
+    def __repr__(self) -> str:
+        return self.name
