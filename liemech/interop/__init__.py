@@ -1,0 +1,1 @@
+"""Conversions between liemech objects and other libraries' (one optional module per library)."""
