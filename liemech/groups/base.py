@@ -11,7 +11,7 @@ from typing import Generic, Literal, TypeVar, get_args
 import numpy as np
 
 from liemech.groups.validation import checked_vector
-from liemech.types import Matrix, Vector
+from liemech.types import Matrix, Tensor, Vector
 
 P = TypeVar("P")
 
@@ -115,6 +115,11 @@ class Retraction(ABC, Generic[P]):
     @abstractmethod
     def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
         """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (spec 004-Lie §1.5)."""
+
+    def ddtau_tensor(self, xi: Vector) -> Tensor:
+        """The bilinear map ddτ(ξ, ·)(·) as an array T with T[:, :, l] = ddτ(ξ, e_l), so that
+        ddτ(ξ, η) = T @ η. Retractions may override this for speed."""
+        return np.stack([self.ddtau(xi, e) for e in np.eye(self.group.dim)], axis=2)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(group={self.group!r})"

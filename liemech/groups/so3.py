@@ -12,7 +12,7 @@ import numpy as np
 from liemech.groups import series
 from liemech.groups.base import LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import checked_rotation, expect_shape
-from liemech.types import Matrix, Vector
+from liemech.types import Matrix, Tensor, Vector
 
 CUT_LOCUS_TOL: Final = 1e-9
 """exp⁻¹ raises within this angle of the cut locus θ = π, where the logarithm is not unique."""
@@ -123,6 +123,12 @@ def dexp_second_derivative(w: Vector, u: Vector, eta: Vector) -> Matrix:
         - 2.0 * b_s * wu * (skew(w_eta) + W @ E)
         - b * (U @ E + skew(u_eta))
     )
+
+
+_LEVI_CIVITA: Final = np.array(
+    [[[float((i - j) * (j - k) * (k - i) / 2) for k in range(3)] for j in range(3)] for i in range(3)]
+)
+"""ε_ijk, so that hat(v)[i, j] = −ε_ijk v_k."""
 
 
 class SO3(LieGroup[Matrix]):
@@ -302,3 +308,10 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(eta, (3,), "eta")
         c = -2.0 / (4.0 + float(xi @ xi))
         return c * (np.outer(eta, xi) - self.dtau_inv(xi) @ skew(eta))
+
+    def ddtau_tensor(self, xi: Vector) -> Tensor:
+        """[:, :, l] = ddτ(ξ, e_l) = −2/(4+θ²) [e_l ξᵀ + dτ⁻¹(ξ) ε_{··l}], one contraction."""
+        expect_shape(xi, (3,), "xi")
+        c = -2.0 / (4.0 + float(xi @ xi))
+        outer = np.eye(3)[:, None, :] * xi[None, :, None]
+        return c * (outer + np.einsum("ai,ibl->abl", self.dtau_inv(xi), _LEVI_CIVITA))

@@ -90,10 +90,6 @@ class VPRKStepper(Stepper[P], Generic[P]):
 
     # ---- pieces of the residual -------------------------------------------------------------
 
-    def _ddtau_tensor(self, xi: Vector) -> Tensor:
-        """[:, :, l] = ddτ(ξ, e_l); ddτ(ξ, η) = tensor @ η."""
-        return np.stack([self._tau.ddtau(xi, e) for e in self._eye], axis=2)
-
     def _coad(self, w: Vector) -> Matrix:
         """x ↦ ad(x)ᵀ w."""
         return -np.einsum("a,lab->lb", w, self._ad_basis)
@@ -116,7 +112,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         for j in range(s):
             T_j = tau.tau(Xi[j])
             A_j = tau.dtau(Xi[j])
-            Dt_j = self._ddtau_tensor(Xi[j])
+            Dt_j = self._tau.ddtau_tensor(Xi[j])
             D_j = Dt_j @ H[j]
             G_j = G.compose(g, T_j)
             eta_j = A_j @ H[j]
@@ -180,7 +176,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         d_mu_next = np.einsum("ab,bln->aln", self._coad(mu_next) @ A_xi, d_xi) + np.einsum(
             "ba,bln->aln", Ad_xi, dQ
         )
-        d_last = np.einsum("ab,bln->aln", self._transpose_derivative(self._ddtau_tensor(xi), A_xi, mu_next), d_xi)
+        d_last = np.einsum("ab,bln->aln", self._transpose_derivative(self._tau.ddtau_tensor(xi), A_xi, mu_next), d_xi)
         d_last += np.einsum("ba,bln->aln", A_xi, d_mu_next)
         J = dPi + h * np.einsum("ij,jaln->ialn", self._C, dND) - d_last[None]
         return J.reshape(s * n, s * n)

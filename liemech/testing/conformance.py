@@ -166,7 +166,7 @@ def check_retraction(
     - τ(0) = e, τ(−ξ) = τ(ξ)⁻¹, τ⁻¹(τ(ξ)) = ξ;
     - dτ(ξ) = d/dε τ⁻¹(τ(ξ)⁻¹ τ(ξ + εv)) (finite differences);
     - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences);
-    - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ];
+    - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ], ddτ_tensor(ξ) @ η = ddτ(ξ, η);
     - for exp: Ad(τ(ξ)) = expm(ad ξ), and dτ, dτ⁻¹, ddτ equal their ad-series for ‖ξ‖ ≤ 0.1.
     """
     rng = np.random.default_rng(0) if rng is None else rng
@@ -200,6 +200,8 @@ def check_retraction(
             D = tau.ddtau(xi, eta)
             D_fd = np.linalg.solve(A, jacobian(lambda x: tau.dtau(x) @ eta, xi))
             report.add("ddτ: finite differences", where, _relative(D_fd - D, D), DDTAU_FD_TOL)
+            report.add("ddτ_tensor(ξ) @ η = ddτ(ξ, η)", where, _relative(tau.ddtau_tensor(xi) @ eta - D, D),
+                       IDENTITY_TOL)
             if tau.kind != "exp":
                 continue
             ad_xi = group.ad(xi)
