@@ -15,22 +15,43 @@ from liemech.groups import (
     RetractionKind,
     Rn,
 )
-from liemech.types import Matrix, Vector
+from liemech.integrators import VPRK, Method, Solution, SolverStats, Traits, integrate
+from liemech.mechanics import Lagrangian, MechanicalSystem, Problem
+from liemech.solvers import ConvergenceError, NewtonOptions
+from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
+from liemech.types import Matrix, Tensor, Vector
 
 __all__ = [
     "RETRACTION_KINDS",
+    "SE2",
+    "SE3",
+    "SO2",
+    "SO3",
+    "VPRK",
+    "ConvergenceError",
+    "Lagrangian",
     "LieGroup",
     "Matrix",
     "MatrixCayley",
+    "MechanicalSystem",
+    "Method",
+    "NewtonOptions",
     "Point",
+    "Problem",
     "ProductGroup",
     "ProductPoint",
     "Retraction",
     "RetractionKind",
     "Rn",
-    "SE2",
-    "SE3",
-    "SO2",
-    "SO3",
+    "Solution",
+    "SolverStats",
+    "Tableau",
+    "TableauPair",
+    "Tensor",
+    "Traits",
     "Vector",
+    "gauss",
+    "integrate",
+    "lobatto",
+    "radau_iia",
 ]

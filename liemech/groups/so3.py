@@ -314,4 +314,5 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         c = -2.0 / (4.0 + float(xi @ xi))
         outer = np.eye(3)[:, None, :] * xi[None, :, None]
-        return c * (outer + np.einsum("ai,ibl->abl", self.dtau_inv(xi), _LEVI_CIVITA))
+        tensor: Tensor = c * (outer + np.einsum("ai,ibl->abl", self.dtau_inv(xi), _LEVI_CIVITA))
+        return tensor

@@ -92,12 +92,12 @@ class VPRKStepper(Stepper[P], Generic[P]):
 
     def _coad(self, w: Vector) -> Matrix:
         """x ↦ ad(x)ᵀ w."""
-        return -np.einsum("a,lab->lb", w, self._ad_basis)
+        return -np.asarray(np.einsum("a,lab->lb", w, self._ad_basis), dtype=np.float64)
 
     @staticmethod
     def _transpose_derivative(Dt: Tensor, A: Matrix, w: Vector) -> Matrix:
         """δ ↦ (d/dε dτ(Ξ + εδ))ᵀ w = rows (Aᵀw)ᵀ ddτ(Ξ, e_l)."""
-        return np.einsum("a,abl->lb", A.T @ w, Dt)
+        return np.asarray(np.einsum("a,abl->lb", A.T @ w, Dt), dtype=np.float64)
 
     def _advance(self, g: P, mu: Vector, H: Matrix, jacobian: bool) -> tuple[Vector, Matrix | None, P, Vector]:
         """Residual (26) (flattened), its Jacobian if asked, g_{k+1} and μ_{k+1}."""
@@ -179,7 +179,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         d_last = np.einsum("ab,bln->aln", self._transpose_derivative(self._tau.ddtau_tensor(xi), A_xi, mu_next), d_xi)
         d_last += np.einsum("ba,bln->aln", A_xi, d_mu_next)
         J = dPi + h * np.einsum("ij,jaln->ialn", self._C, dND) - d_last[None]
-        return J.reshape(s * n, s * n)
+        return np.asarray(J.reshape(s * n, s * n), dtype=np.float64)
 
     # ---- the step ---------------------------------------------------------------------------
 
