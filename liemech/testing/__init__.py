@@ -1,4 +1,4 @@
-"""Public checks: conformance of groups and retractions (and, later, convergence orders)."""
+"""Public checks: conformance of groups and retractions, and convergence-order estimation."""
 
 from liemech.testing.conformance import (
     DEFAULT_RADII,
@@ -7,6 +7,7 @@ from liemech.testing.conformance import (
     flatten_point,
     point_distance,
 )
+from liemech.testing.order import OrderEstimate, estimate_order
 from liemech.testing.report import Check, ConformanceError, ConformanceReport
 
 __all__ = [
@@ -14,8 +15,10 @@ __all__ = [
     "Check",
     "ConformanceError",
     "ConformanceReport",
+    "OrderEstimate",
     "check_group",
     "check_retraction",
+    "estimate_order",
     "flatten_point",
     "point_distance",
 ]

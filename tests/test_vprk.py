@@ -1,0 +1,179 @@
+"""VPRK on the heavy top (SO(3)) and on Rⁿ against independent truths: a DOP853 reference of
+the continuous equations, fitted convergence orders, Noether's theorem, eq. (9) of the vector
+spec solved by scipy, and the symplectic form."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.optimize
+
+import liemech as lm
+from liemech.finite_differences import jacobian
+from liemech.integrators import NodeState
+from liemech.systems.henon_heiles import HenonHeiles
+from liemech.systems.heavy_top import HeavyTop
+from liemech.testing import estimate_order
+
+TOP = HeavyTop()
+STEPS = [10, 20, 40, 80]
+
+
+def top_errors(method: lm.VPRK) -> tuple[list[float], list[float], list[float]]:
+    """Final-time errors in R and μ, and the Noether drift, for N in STEPS over T = 2."""
+    R_ref, mu_ref = TOP.reference(np.array([TOP.t_final]))
+    errors_R, errors_mu, drifts = [], [], []
+    for n in STEPS:
+        sol = lm.integrate(TOP.problem(), method, h=TOP.t_final / n, t_final=TOP.t_final)
+        errors_R.append(float(np.max(np.abs(sol.g[-1] - R_ref[-1]))))
+        errors_mu.append(float(np.max(np.abs(sol.mu[-1] - mu_ref[-1]))))
+        noether = np.array([TOP.noether_momentum(R, m) for R, m in zip(sol.g, sol.mu)])
+        drifts.append(float(np.max(np.abs(noether - noether[0]))))
+    return errors_R, errors_mu, drifts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("retraction", lm.RETRACTION_KINDS)
+@pytest.mark.parametrize(
+    "tableau, order",
+    [(lm.lobatto(2), 2), (lm.lobatto(3), 4), (lm.lobatto(4), 6), (lm.gauss(1), 2), (lm.gauss(2), 4)],
+    ids=lambda x: getattr(x, "name", str(x)),
+)
+def test_heavy_top_orders_and_noether(tableau: lm.TableauPair, order: int, retraction: lm.RetractionKind) -> None:
+    errors_R, errors_mu, drifts = top_errors(lm.VPRK(tableau, retraction))
+    h = [TOP.t_final / n for n in STEPS]
+    assert abs(estimate_order(h, errors_R).slope - order) <= 0.15
+    assert abs(estimate_order(h, errors_mu).slope - order) <= 0.15
+    assert max(drifts) <= 1e-13
+
+
+def test_heavy_top_lobatto3_one_run() -> None:
+    """A fast regression check next to the slow order study (spec 004-Lie §9.1)."""
+    errors_R, errors_mu, drifts = top_errors(lm.VPRK(lm.lobatto(3)))
+    assert errors_R[-1] < 1e-6 and errors_mu[-1] < 1e-6
+    assert errors_R[0] / errors_R[-1] > 2.0**4 * 0.8**3
+    assert max(drifts) <= 1e-13
+
+
+@pytest.mark.slow
+def test_heavy_top_energy_has_no_drift_over_10_000_steps() -> None:
+    """Lobatto-2 over T = 250: 10⁴ steps of h = 0.025 and 5000 of h = 0.05.
+
+    A symplectic method's energy error is an O(h²) oscillation (a nearby modified energy is
+    conserved), not an accumulation: the maximum scales as h², the second half of the run reaches
+    no higher than the first, and a fitted linear trend is small against the oscillation.
+    """
+    T = 250.0
+    maxima = []
+    for h in (0.05, 0.025):
+        sol = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(2)), h=h, t_final=T)
+        error = np.array([TOP.energy(R, m) for R, m in zip(sol.g, sol.mu)])
+        error -= error[0]
+        half = len(error) // 2
+        assert np.max(np.abs(error[half:])) <= 1.2 * np.max(np.abs(error[:half]))
+        trend = np.polyfit(sol.t, error, 1)[0] * T
+        assert abs(trend) <= 0.5 * np.max(np.abs(error))
+        maxima.append(float(np.max(np.abs(error))))
+    assert len(sol.t) == 10_001
+    assert abs(math.log2(maxima[0] / maxima[1]) - 2.0) <= 0.3
+
+
+HH = HenonHeiles()
+
+
+def vector_vprk_step(A: lm.Matrix, b: lm.Vector, h: float, q: lm.Vector, p: lm.Vector) -> tuple[lm.Vector, lm.Vector]:
+    """Eq. (9) of the vector spec for L = ½|v|² − U(q), solved by scipy's hybr on the V's."""
+    s, n = len(b), len(q)
+    A_hat = b[None, :] * (1.0 - A.T / b[:, None])  # â_ij = b_j (1 − a_ji / b_i)
+
+    def stages(V: lm.Matrix) -> tuple[lm.Matrix, lm.Matrix]:
+        Q = q + h * (A @ V)
+        W = np.array([-HH.gradient(Qi) for Qi in Q])
+        return Q, W
+
+    def residual(x: lm.Vector) -> lm.Vector:
+        V = x.reshape(s, n)
+        _, W = stages(V)
+        return (V - p - h * (A_hat @ W)).ravel()
+
+    root = scipy.optimize.root(residual, np.tile(p, s), method="hybr", options={"xtol": 1e-15})
+    V = root.x.reshape(s, n)
+    _, W = stages(V)
+    return q + h * (b @ V), p + h * (b @ W)
+
+
+@pytest.mark.parametrize("tableau", [lm.lobatto(2), lm.lobatto(3), lm.lobatto(4), lm.gauss(2)], ids=lambda t: t.name)
+def test_group_code_on_rn_is_the_vector_vprk(tableau: lm.TableauPair) -> None:
+    h, n = 0.1, 10
+    sol = lm.integrate(HH.problem(), lm.VPRK(tableau), h=h, n_steps=n)
+    q, p = HH.problem().g0, HH.problem().mu0
+    for k in range(n):
+        q, p = vector_vprk_step(tableau.A, tableau.b, h, q, p)
+        assert np.max(np.abs(sol.g[k + 1] - q)) <= 1e-13
+        assert np.max(np.abs(sol.mu[k + 1] - p)) <= 1e-13
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "tableau, order",
+    [(lm.lobatto(2), 2), (lm.lobatto(3), 4), (lm.lobatto(4), 6), (lm.gauss(1), 2), (lm.gauss(2), 4), (lm.gauss(3), 6)],
+    ids=lambda x: getattr(x, "name", str(x)),
+)
+def test_henon_heiles_orders(tableau: lm.TableauPair, order: int) -> None:
+    T = 4.0
+    q_ref, p_ref = HH.reference(np.array([T]))
+    steps = [8, 16, 32, 64]
+    errors = []
+    for n in steps:
+        sol = lm.integrate(HH.problem(), lm.VPRK(tableau), h=T / n, t_final=T)
+        errors.append(max(float(np.max(np.abs(sol.g[-1] - q_ref[-1]))), float(np.max(np.abs(sol.mu[-1] - p_ref[-1])))))
+    fit = estimate_order([T / n for n in steps], errors)
+    assert abs(fit.slope - order) <= 0.2, fit
+
+
+def test_one_step_map_is_symplectic() -> None:
+    """Dψᵀ J Dψ = J for ψ: (q, p) ↦ (q₁, p₁) of Lobatto-3 on Hénon–Heiles (finite differences)."""
+    problem = HH.problem()
+    method = lm.VPRK(lm.lobatto(3))
+    n = 2
+
+    def psi(z: lm.Vector) -> lm.Vector:
+        stepper = method.stepper(problem, 0.2)
+        state, _ = stepper.step(NodeState(z[:n], z[n:], z[n:]), 0)
+        return np.concatenate([state.g, state.mu])
+
+    z0 = np.concatenate([problem.g0, problem.mu0])
+    D = jacobian(psi, z0)
+    J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
+    assert np.max(np.abs(D.T @ J @ D - J)) <= 1e-10
+    assert np.max(np.abs(D - np.eye(2 * n))) > 1e-2  # the map is far from the identity
+
+
+def test_newton_statistics_and_failure() -> None:
+    sol = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
+    assert 1.0 <= sol.stats.mean_iterations <= 12.0
+    assert np.all(sol.stats.residuals[1:] <= 1e-13)
+    with pytest.raises(lm.ConvergenceError, match=r"step 0 \(t = 0\)") as info:
+        lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions(max_iterations=2)),
+                     h=0.5, t_final=1.0)
+    assert info.value.step == 0 and info.value.residual > 0.0
+
+
+def test_papers_protocol_stops_at_1e_9() -> None:
+    sol = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions.papers()), h=0.1, t_final=1.0)
+    assert np.all(sol.stats.residuals[1:] <= 1e-9)
+    default = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
+    assert sol.stats.mean_iterations < default.stats.mean_iterations
+
+
+def test_integrate_rejects_bad_steps() -> None:
+    method = lm.VPRK(lm.lobatto(2))
+    with pytest.raises(ValueError, match="not a whole number of steps; .* n_steps="):
+        lm.integrate(TOP.problem(), method, h=0.3, t_final=1.0)
+    with pytest.raises(ValueError, match="h must be a positive finite step"):
+        lm.integrate(TOP.problem(), method, h=-0.1, t_final=1.0)
+    with pytest.raises(ValueError, match="give exactly one of t_final and n_steps"):
+        lm.integrate(TOP.problem(), method, h=0.1)
+    sol = lm.integrate(TOP.problem(), method, h=0.1, n_steps=10, store_every=4)
+    assert np.allclose(sol.t, [0.0, 0.4, 0.8, 1.0]) and len(sol.g) == 4
+    assert math.isclose(sol.t[-1], 1.0)
