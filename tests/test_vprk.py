@@ -11,8 +11,8 @@ import scipy.optimize
 import liemech as lm
 from liemech.finite_differences import jacobian
 from liemech.integrators import NodeState
-from liemech.systems.henon_heiles import HenonHeiles
 from liemech.systems.heavy_top import HeavyTop
+from liemech.systems.henon_heiles import HenonHeiles
 from liemech.testing import estimate_order
 
 TOP = HeavyTop()

@@ -89,12 +89,14 @@ class Retraction(ABC, Generic[P]):
     Identities: dtau(−ξ) = Ad(τ(ξ)) dtau(ξ) and ddtau(0, η) δ = ½ [η, δ].
     """
 
-    kind: RetractionKind
+    def __init__(self, group: LieGroup[P], kind: RetractionKind) -> None:
+        self._group = group
+        self.kind: RetractionKind = kind
 
     @property
-    @abstractmethod
     def group(self) -> LieGroup[P]:
         """The group this retraction maps into."""
+        return self._group
 
     @abstractmethod
     def tau(self, xi: Vector) -> P:

@@ -71,14 +71,6 @@ class Rn(LieGroup[Vector]):
 class TranslationRetraction(Retraction[Vector]):
     """τ(ξ) = ξ on Rⁿ (exp and cay coincide): dτ = dτ⁻¹ = I, ddτ = 0 (spec 004-Lie §1.7(e))."""
 
-    def __init__(self, group: Rn, kind: RetractionKind) -> None:
-        self._group = group
-        self.kind = kind
-
-    @property
-    def group(self) -> Rn:
-        return self._group
-
     def tau(self, xi: Vector) -> Vector:
         return self._group.hat(xi)
 

@@ -11,7 +11,7 @@ from typing import Final
 
 import numpy as np
 
-from liemech.groups.base import LieGroup, Retraction, RetractionKind
+from liemech.groups.base import LieGroup, Retraction
 from liemech.groups.validation import expect_shape
 from liemech.types import Matrix, Vector
 
@@ -27,20 +27,14 @@ def _solve(a: Matrix, b: Matrix) -> Matrix:
 class MatrixCayley(Retraction[Matrix]):
     """cay on a matrix group given only its hat and vee; operators are built column by column."""
 
-    kind: RetractionKind = "cay"
-
     def __init__(self, group: LieGroup[Matrix]) -> None:
-        self._group = group
+        super().__init__(group, "cay")
         d = group.dim
         self._basis = np.stack([group.hat(e) for e in np.eye(d)])  # (d, n, n): ê_j
         n = self._basis.shape[1]
         self._n = n
         # vee is linear: vee(X) = V · vec(X), with V the left inverse of the hat matrix.
         self._vee_matrix = np.linalg.pinv(self._basis.reshape(d, n * n).T)
-
-    @property
-    def group(self) -> LieGroup[Matrix]:
-        return self._group
 
     def _vee_columns(self, stack: Matrix) -> Matrix:
         """The d×d matrix whose column j is vee(stack[j])."""

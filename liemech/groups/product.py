@@ -124,27 +124,23 @@ class ProductRetraction(Retraction[ProductPoint]):
     """τ(ξ) = (τ₁(ξ₁), …, τ_k(ξ_k)) with the factors' retractions of the same kind."""
 
     def __init__(self, group: ProductGroup, kind: RetractionKind) -> None:
-        self._group = group
-        self.kind = kind
+        super().__init__(group, kind)
+        self._product = group
         self.factors: tuple[Retraction[Point], ...] = tuple(f.retraction(kind) for f in group.factors)
 
-    @property
-    def group(self) -> ProductGroup:
-        return self._group
-
     def tau(self, xi: Vector) -> ProductPoint:
-        return tuple(r.tau(x) for r, x in zip(self.factors, self._group.split(xi)))
+        return tuple(r.tau(x) for r, x in zip(self.factors, self._product.split(xi)))
 
     def tau_inv(self, g: ProductPoint) -> Vector:
-        g = self._group.check_point(g)
+        g = self._product.check_point(g)
         return np.concatenate([r.tau_inv(a) for r, a in zip(self.factors, g)])
 
     def dtau(self, xi: Vector) -> Matrix:
-        return block_diagonal([r.dtau(x) for r, x in zip(self.factors, self._group.split(xi))])
+        return block_diagonal([r.dtau(x) for r, x in zip(self.factors, self._product.split(xi))])
 
     def dtau_inv(self, xi: Vector) -> Matrix:
-        return block_diagonal([r.dtau_inv(x) for r, x in zip(self.factors, self._group.split(xi))])
+        return block_diagonal([r.dtau_inv(x) for r, x in zip(self.factors, self._product.split(xi))])
 
     def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
-        parts = zip(self.factors, self._group.split(xi), self._group.split(eta, "eta"))
+        parts = zip(self.factors, self._product.split(xi), self._product.split(eta, "eta"))
         return block_diagonal([r.ddtau(x, e) for r, x, e in parts])

@@ -6,8 +6,9 @@ from typing import Final
 import numpy as np
 
 from liemech.groups import series
-from liemech.groups.base import LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.so2 import rotation_angle
 from liemech.groups.validation import checked_rigid_motion, expect_shape
 from liemech.types import Matrix, Vector
@@ -24,33 +25,14 @@ def _rotation_times(c: float, s: float, x: float, y: float) -> tuple[float, floa
     return c * x - s * y, s * x + c * y
 
 
-class SE2(LieGroup[Matrix]):
+class SE2(MatrixGroup):
     """SE(2): Ad_g = [[R, −Jp], [0, 1]], ad_ξ = [[0, −ω, v₂], [ω, 0, −v₁], [0, 0, 0]]."""
 
-    def __init__(self) -> None:
-        self._cayley = SE2Cayley(self)
-        self._exp = SE2Exp(self)
+    size = 3
 
     @property
     def dim(self) -> int:
         return 3
-
-    def __repr__(self) -> str:
-        return "SE2()"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SE2)
-
-    def __hash__(self) -> int:
-        return hash("SE2")
-
-    def identity(self) -> Matrix:
-        return np.eye(3)
-
-    def compose(self, g: Matrix, h: Matrix) -> Matrix:
-        expect_shape(g, (3, 3), "g")
-        expect_shape(h, (3, 3), "h")
-        return g @ h
 
     def inverse(self, g: Matrix) -> Matrix:
         """[[R, p], [0, 1]]⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]]."""
@@ -83,18 +65,14 @@ class SE2(LieGroup[Matrix]):
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 2, name)
 
+    def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
+        return {"exp": SE2Exp(self, "exp"), "cay": SE2Cayley(self)}
+
     def random_point(self, rng: np.random.Generator) -> Matrix:
         theta = rng.uniform(-math.pi, math.pi)
         x, y = rng.normal(size=2)
         c, s = math.cos(theta), math.sin(theta)
         return np.array([[c, -s, x], [s, c, y], [0.0, 0.0, 1.0]])
-
-    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
-        if kind == "exp":
-            return self._exp
-        if kind == "cay":
-            return self._cayley
-        raise unknown_kind(kind)
 
 
 class SE2Exp(Retraction[Matrix]):
@@ -103,15 +81,6 @@ class SE2Exp(Retraction[Matrix]):
     dτ = [[S, T J v], [0, 1]] with S = (sin ω/ω) I − ω α J and T = α I − ω β J, β = (ω − sin ω)/ω³;
     dτ⁻¹ = [[S⁻¹, −S⁻¹ T J v], [0, 1]] with S⁻¹ = (1 − ω²γ) I + (ω/2) J, γ as on SO(3).
     """
-
-    kind: RetractionKind = "exp"
-
-    def __init__(self, group: SE2) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SE2:
-        return self._group
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (3,), "xi")
@@ -184,9 +153,6 @@ class SE2Exp(Retraction[Matrix]):
 
 class SE2Cayley(MatrixCayley):
     """cay on SE(2) in closed form (spec 004-Lie §1.7(d)); ddτ from the generic matrix formula."""
-
-    def __init__(self, group: SE2) -> None:
-        super().__init__(group)
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (3,), "xi")

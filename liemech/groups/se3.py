@@ -10,8 +10,9 @@ from typing import Final
 import numpy as np
 
 from liemech.groups import so3
-from liemech.groups.base import LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rigid_motion, expect_shape
 from liemech.types import Matrix, Vector
 
@@ -26,33 +27,14 @@ def _block_triangular(diagonal: Matrix, upper: Matrix) -> Matrix:
     return out
 
 
-class SE3(LieGroup[Matrix]):
+class SE3(MatrixGroup):
     """SE(3): Ad_g = [[R, p̂R], [0, R]], ad_ξ = [[ω̂, v̂], [0, ω̂]] for ξ = (v, ω)."""
 
-    def __init__(self) -> None:
-        self._cayley = MatrixCayley(self)
-        self._exp = SE3Exp(self)
+    size = 4
 
     @property
     def dim(self) -> int:
         return 6
-
-    def __repr__(self) -> str:
-        return "SE3()"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SE3)
-
-    def __hash__(self) -> int:
-        return hash("SE3")
-
-    def identity(self) -> Matrix:
-        return np.eye(4)
-
-    def compose(self, g: Matrix, h: Matrix) -> Matrix:
-        expect_shape(g, (4, 4), "g")
-        expect_shape(h, (4, 4), "h")
-        return g @ h
 
     def inverse(self, g: Matrix) -> Matrix:
         """[[R, p], [0, 1]]⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]]."""
@@ -85,31 +67,18 @@ class SE3(LieGroup[Matrix]):
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 3, name)
 
+    def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
+        return {"exp": SE3Exp(self, "exp"), "cay": MatrixCayley(self)}
+
     def random_point(self, rng: np.random.Generator) -> Matrix:
         out = np.eye(4)
         out[:3, :3] = so3.SO3().random_point(rng)
         out[:3, 3] = rng.normal(size=3)
         return out
 
-    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
-        if kind == "exp":
-            return self._exp
-        if kind == "cay":
-            return self._cayley
-        raise unknown_kind(kind)
-
 
 class SE3Exp(Retraction[Matrix]):
     """exp(ξ) = [[exp(ω̂), J(−ω) v], [0, 1]]; dτ = [[J, B], [0, J]], dτ⁻¹ = [[J⁻¹, −J⁻¹BJ⁻¹], [0, J⁻¹]]."""
-
-    kind: RetractionKind = "exp"
-
-    def __init__(self, group: SE3) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SE3:
-        return self._group
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (6,), "xi")

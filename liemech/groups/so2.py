@@ -5,7 +5,8 @@ from typing import Final
 
 import numpy as np
 
-from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.base import Retraction, RetractionKind
+from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rotation, expect_shape
 from liemech.types import Matrix, Vector
 
@@ -27,29 +28,14 @@ def rotation_angle(R: Matrix) -> float:
     return math.atan2(R[1, 0], R[0, 0])
 
 
-class SO2(LieGroup[Matrix]):
+class SO2(MatrixGroup):
     """SO(2), an abelian group: Ad = 1 and ad = 0."""
+
+    size = 2
 
     @property
     def dim(self) -> int:
         return 1
-
-    def __repr__(self) -> str:
-        return "SO2()"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SO2)
-
-    def __hash__(self) -> int:
-        return hash("SO2")
-
-    def identity(self) -> Matrix:
-        return np.eye(2)
-
-    def compose(self, g: Matrix, h: Matrix) -> Matrix:
-        expect_shape(g, (2, 2), "g")
-        expect_shape(h, (2, 2), "h")
-        return g @ h
 
     def inverse(self, g: Matrix) -> Matrix:
         expect_shape(g, (2, 2), "g")
@@ -78,25 +64,13 @@ class SO2(LieGroup[Matrix]):
     def random_point(self, rng: np.random.Generator) -> Matrix:
         return rotation_matrix(rng.uniform(-math.pi, math.pi))
 
-    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
-        if kind == "exp":
-            return SO2Exp(self)
-        if kind == "cay":
-            return SO2Cayley(self)
-        raise unknown_kind(kind)
+    def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
+        return {"exp": SO2Exp(self, "exp"), "cay": SO2Cayley(self, "cay")}
 
 
 class SO2Exp(Retraction[Matrix]):
     """exp(ω) = R(ω); so(2) is abelian, so dτ = dτ⁻¹ = 1 and ddτ = 0."""
 
-    kind: RetractionKind = "exp"
-
-    def __init__(self, group: SO2) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SO2:
-        return self._group
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (1,), "xi")
@@ -127,15 +101,6 @@ class SO2Exp(Retraction[Matrix]):
 
 class SO2Cayley(Retraction[Matrix]):
     """cay(ω) = R(2 arctan(ω/2)): dτ = 4/(4+ω²), dτ⁻¹ = 1 + ω²/4, ddτ(ω, η) = −2ωη/(4+ω²)."""
-
-    kind: RetractionKind = "cay"
-
-    def __init__(self, group: SO2) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SO2:
-        return self._group
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (1,), "xi")

@@ -10,7 +10,8 @@ from typing import Final
 import numpy as np
 
 from liemech.groups import series
-from liemech.groups.base import LieGroup, Retraction, RetractionKind, unknown_kind
+from liemech.groups.base import Retraction, RetractionKind
+from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rotation, expect_shape
 from liemech.types import Matrix, Tensor, Vector
 
@@ -131,29 +132,14 @@ _LEVI_CIVITA: Final = np.array(
 """ε_ijk, so that hat(v)[i, j] = −ε_ijk v_k."""
 
 
-class SO3(LieGroup[Matrix]):
+class SO3(MatrixGroup):
     """SO(3): Ad_R = R, ad_ξ = ξ̂, ad*_ξ μ = μ × ξ."""
+
+    size = 3
 
     @property
     def dim(self) -> int:
         return 3
-
-    def __repr__(self) -> str:
-        return "SO3()"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SO3)
-
-    def __hash__(self) -> int:
-        return hash("SO3")
-
-    def identity(self) -> Matrix:
-        return np.eye(3)
-
-    def compose(self, g: Matrix, h: Matrix) -> Matrix:
-        expect_shape(g, (3, 3), "g")
-        expect_shape(h, (3, 3), "h")
-        return g @ h
 
     def inverse(self, g: Matrix) -> Matrix:
         expect_shape(g, (3, 3), "g")
@@ -185,6 +171,7 @@ class SO3(LieGroup[Matrix]):
 
     def random_point(self, rng: np.random.Generator) -> Matrix:
         """Uniform (Haar) rotation from a normalised Gaussian quaternion (w, x, y, z)."""
+
         w, x, y, z = (float(c) for c in rng.normal(size=4))
         n = math.sqrt(w * w + x * x + y * y + z * z)
         w, x, y, z = w / n, x / n, y / n, z / n
@@ -196,12 +183,8 @@ class SO3(LieGroup[Matrix]):
             ]
         )
 
-    def retraction(self, kind: RetractionKind = "cay") -> Retraction[Matrix]:
-        if kind == "exp":
-            return SO3Exp(self)
-        if kind == "cay":
-            return SO3Cayley(self)
-        raise unknown_kind(kind)
+    def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
+        return {"exp": SO3Exp(self, "exp"), "cay": SO3Cayley(self, "cay")}
 
 
 def log_rotation(R: Matrix) -> Vector:
@@ -232,15 +215,6 @@ def log_rotation(R: Matrix) -> Vector:
 class SO3Exp(Retraction[Matrix]):
     """exp on SO(3) with dτ = J = I − αω̂ + βω̂², dτ⁻¹ = I + ½ω̂ + γω̂² (spec 004-Lie §1.7(c))."""
 
-    kind: RetractionKind = "exp"
-
-    def __init__(self, group: SO3) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SO3:
-        return self._group
-
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (3,), "xi")
         return exp_matrix(xi)
@@ -265,15 +239,6 @@ class SO3Exp(Retraction[Matrix]):
 
 class SO3Cayley(Retraction[Matrix]):
     """cay(ξ) = I + 4/(4+θ²)(ξ̂ + ½ξ̂²); dτ = 2/(4+θ²)(2I − ξ̂); dτ⁻¹ = I + ½ξ̂ + ¼ξξᵀ."""
-
-    kind: RetractionKind = "cay"
-
-    def __init__(self, group: SO3) -> None:
-        self._group = group
-
-    @property
-    def group(self) -> SO3:
-        return self._group
 
     def tau(self, xi: Vector) -> Matrix:
         expect_shape(xi, (3,), "xi")

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from liemech.groups.base import LieGroup, Retraction, RetractionKind, RETRACTION_KINDS
+from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem

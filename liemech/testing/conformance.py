@@ -184,7 +184,7 @@ def check_retraction(
     for radius in radii:
         for k in range(n_samples):
             where = f"‖ξ‖ = {radius:.0e}, sample {k}"
-            xi, eta, v = _direction(rng, d, radius), rng.normal(size=d), rng.normal(size=d)
+            xi, eta = _direction(rng, d, radius), rng.normal(size=d)
             g = tau.tau(xi)
             g_inv = group.inverse(g)
             scale = max(1.0, radius)
