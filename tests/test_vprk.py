@@ -177,3 +177,19 @@ def test_integrate_rejects_bad_steps() -> None:
     sol = lm.integrate(TOP.problem(), method, h=0.1, n_steps=10, store_every=4)
     assert np.allclose(sol.t, [0.0, 0.4, 0.8, 1.0]) and len(sol.g) == 4
     assert math.isclose(sol.t[-1], 1.0)
+
+
+def test_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(2)), h=0.1, n_steps=20, progress=True)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 10 and lines[-1].startswith("VPRK(lobatto(2), retraction='cay'): step 20/20, t = 2")
+
+
+def test_simplified_and_full_newton_reach_the_same_solution() -> None:
+    every = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions(jacobian="every")),
+                         h=0.1, t_final=1.0)
+    first = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
+    assert np.max(np.abs(every.mu - first.mu)) <= 1e-14
+    assert np.max(np.abs(every.g[-1] - first.g[-1])) <= 1e-14
+    with pytest.raises(ValueError, match="jacobian must be 'first' or 'every'"):
+        lm.NewtonOptions(jacobian="never")  # type: ignore[arg-type]

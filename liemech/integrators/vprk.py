@@ -112,8 +112,8 @@ class VPRKStepper(Stepper[P], Generic[P]):
         for j in range(s):
             T_j = tau.tau(Xi[j])
             A_j = tau.dtau(Xi[j])
-            Dt_j = self._tau.ddtau_tensor(Xi[j])
-            D_j = Dt_j @ H[j]
+            Dt_j = self._tau.ddtau_tensor(Xi[j]) if jacobian else None
+            D_j = self._tau.ddtau(Xi[j], H[j]) if Dt_j is None else Dt_j @ H[j]
             G_j = G.compose(g, T_j)
             eta_j = A_j @ H[j]
             mu_j = L.momentum(G_j, eta_j)
@@ -122,7 +122,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
             Pi[j] = A_j.T @ mu_j
             ND[j] = A_j.T @ f_j + D_j.T @ Pi[j]
             m += (h * self._b[j]) * (Adm_j.T @ f_j)
-            if jacobian:
+            if Dt_j is not None:
                 stage_data.append((G_j, eta_j, mu_j, f_j, A_j, Dt_j, D_j, Adm_j))
         T_xi = tau.tau(xi)
         Ad_xi = G.Ad(T_xi)
@@ -189,9 +189,8 @@ class VPRKStepper(Stepper[P], Generic[P]):
         guess = np.tile(state.eta, s) if self._guess is None else self._guess
         scale = max(1.0, float(np.max(np.abs(mu))))
 
-        def residual_and_jacobian(x: Vector) -> tuple[Vector, Matrix]:
-            R, J, _, _ = self._advance(g, mu, x.reshape(s, n), jacobian=True)
-            assert J is not None
+        def residual_and_jacobian(x: Vector, need_jacobian: bool) -> tuple[Vector, Matrix | None]:
+            R, J, _, _ = self._advance(g, mu, x.reshape(s, n), jacobian=need_jacobian)
             return R, J
 
         result = solve(residual_and_jacobian, guess, self._method.newton, scale, k, k * self._h)

@@ -2,10 +2,11 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal, TypeAlias
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import NDArray
 
 from liemech.types import Matrix, Vector
 
@@ -30,17 +31,23 @@ class NewtonOptions:
     """Stopping rule. With ``tol=None`` (the default) Newton runs to round-off: it stops when
     ‖r‖∞ ≤ ``roundoff_factor``·eps·scale or the residual stops decreasing below √eps·scale, then
     applies one last update. With a number, it stops as soon as ‖r‖∞ ≤ tol (the papers' protocol
-    is ``NewtonOptions.papers()``: tol 1e-9, at most 40 iterations)."""
+    is ``NewtonOptions.papers()``: tol 1e-9, at most 40 iterations).
+
+    ``jacobian="first"`` (the default) factorises the Jacobian once per step, at the starting
+    guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate."""
 
     tol: float | None = None
     max_iterations: int = 50
     roundoff_factor: float = 16.0
+    jacobian: Literal["first", "every"] = "first"
 
     def __post_init__(self) -> None:
         if self.tol is not None and not self.tol > 0.0:
             raise ValueError(f"tol must be positive or None, got {self.tol!r}")
         if self.max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations!r}")
+        if self.jacobian not in ("first", "every"):
+            raise ValueError(f"jacobian must be 'first' or 'every', got {self.jacobian!r}")
 
     @classmethod
     def papers(cls) -> "NewtonOptions":
@@ -55,41 +62,59 @@ class NewtonResult:
     residual: float
 
 
+LUFactors: TypeAlias = tuple[Matrix, NDArray[np.int32]]
+
+ResidualAndJacobian = Callable[[Vector, bool], tuple[Vector, Matrix | None]]
+"""x, need_jacobian ↦ (r(x), J(x) if need_jacobian else None)."""
+
+
 def solve(
-    residual_and_jacobian: Callable[[Vector], tuple[Vector, Matrix]],
+    residual_and_jacobian: ResidualAndJacobian,
     x0: Vector,
     options: NewtonOptions,
     scale: float,
     step: int,
     time: float,
 ) -> NewtonResult:
-    """Solve r(x) = 0 from x0 with x ← x − J(x)⁻¹ r(x) (dense LU); ``scale`` sizes round-off."""
+    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x) (dense LU); ``scale`` sizes round-off."""
     x = np.array(x0, dtype=np.float64)
     roundoff = options.roundoff_factor * EPS * max(scale, 1.0)
     plateau = np.sqrt(EPS) * max(scale, 1.0)
     previous = np.inf
+    factors: LUFactors | None = None
     for iteration in range(options.max_iterations + 1):
-        r, J = residual_and_jacobian(x)
+        refresh = factors is None or options.jacobian == "every"
+        r, J = residual_and_jacobian(x, refresh)
         norm = float(np.max(np.abs(r)))
         if not np.isfinite(norm):
             raise ConvergenceError(step, time, norm, f"non-finite residual after {iteration} iterations")
+        if refresh:
+            assert J is not None
+            factors = _factorise(J, step, time, norm)
+        assert factors is not None
         if options.tol is not None:
             if norm <= options.tol:
                 return NewtonResult(x, iteration, norm)
         elif norm <= roundoff or (norm >= previous and norm <= plateau):
-            return NewtonResult(x - _lu_solve(J, r, step, time, norm), iteration + 1, norm)
+            return NewtonResult(x - _lu_solve(factors, r, step, time, norm), iteration + 1, norm)
         if iteration == options.max_iterations:
             break
-        x = x - _lu_solve(J, r, step, time, norm)
+        x = x - _lu_solve(factors, r, step, time, norm)
         previous = norm
     raise ConvergenceError(step, time, norm, f"no convergence in {options.max_iterations} iterations")
 
 
-def _lu_solve(J: Matrix, r: Vector, step: int, time: float, norm: float) -> Vector:
-    try:
-        dx = scipy.linalg.lu_solve(scipy.linalg.lu_factor(J, check_finite=False), r, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError) as exc:
-        raise ConvergenceError(step, time, norm, f"singular Jacobian ({exc})") from exc
+def _factorise(J: Matrix, step: int, time: float, norm: float) -> LUFactors:
+    if not np.all(np.isfinite(J)):
+        raise ConvergenceError(step, time, norm, "non-finite Jacobian")
+    lu, piv = scipy.linalg.lu_factor(J, check_finite=False)
+    if np.min(np.abs(np.diag(lu))) == 0.0:
+        raise ConvergenceError(step, time, norm, "singular Jacobian")
+    return np.asarray(lu, dtype=np.float64), np.asarray(piv, dtype=np.int32)
+
+
+def _lu_solve(factors: LUFactors, r: Vector, step: int, time: float, norm: float) -> Vector:
+    dx = np.asarray(scipy.linalg.lu_solve(factors, r, check_finite=False), dtype=np.float64)
     if not np.all(np.isfinite(dx)):
         raise ConvergenceError(step, time, norm, "singular Jacobian (non-finite update)")
-    return np.asarray(dx, dtype=np.float64)
+    return dx
