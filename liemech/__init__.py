@@ -16,7 +16,7 @@ from liemech.groups import (
     Rn,
 )
 from liemech.integrators import VPRK, Method, Solution, SolverStats, Traits, integrate
-from liemech.mechanics import Lagrangian, MechanicalSystem, Problem
+from liemech.mechanics import HolonomicConstraint, Lagrangian, MechanicalSystem, Problem, project_to_constraints
 from liemech.solvers import ConvergenceError, NewtonOptions
 from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
 from liemech.types import Matrix, Tensor, Vector
@@ -29,6 +29,7 @@ __all__ = [
     "SO3",
     "VPRK",
     "ConvergenceError",
+    "HolonomicConstraint",
     "Lagrangian",
     "LieGroup",
     "Matrix",
@@ -53,5 +54,6 @@ __all__ = [
     "gauss",
     "integrate",
     "lobatto",
+    "project_to_constraints",
     "radau_iia",
 ]

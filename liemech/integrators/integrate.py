@@ -62,8 +62,10 @@ def integrate(
     if not isinstance(store_every, int) or store_every < 1:
         raise ValueError(f"store_every must be a positive integer, got {store_every!r}")
     stepper = method.stepper(problem, float(h))
-    state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0)
+    lam0 = problem.lam0
+    state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
     t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
+    lams = [state.lam]
     started = time.perf_counter()
     tenth = max(1, n // 10)
     for k in range(n):
@@ -73,10 +75,12 @@ def integrate(
             gs.append(state.g)
             etas.append(state.eta)
             mus.append(state.mu)
+            lams.append(state.lam)
             iters.append(report.iterations)
             residuals.append(report.residual)
         if progress and (k + 1) % tenth == 0:
             print(f"{method.name}: step {k + 1}/{n}, t = {(k + 1) * h:.6g}, "
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
-    return Solution(np.array(t), gs, np.array(etas), np.array(mus), None, stats)
+    lam = None if lam0 is None else np.array(lams, dtype=np.float64)
+    return Solution(np.array(t), gs, np.array(etas), np.array(mus), lam, stats)

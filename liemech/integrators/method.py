@@ -22,11 +22,13 @@ class Traits:
 
 @dataclass(frozen=True)
 class NodeState(Generic[P]):
-    """The scheme's state at a node t_k: configuration, body momentum, velocity of that momentum."""
+    """The scheme's state at a node t_k: configuration, body momentum, velocity of that momentum,
+    and the multipliers a constrained scheme carries (None without constraints)."""
 
     g: P
     mu: Vector
     eta: Vector
+    lam: Vector | None = None
 
 
 @dataclass(frozen=True)

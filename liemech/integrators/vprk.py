@@ -1,25 +1,29 @@
-"""The variational Hamilton–Pontryagin RKMK integrator (VPRK) on any configuration space.
+"""The variational Hamilton–Pontryagin RKMK integrator (VPRK) on any configuration space,
+unconstrained or with holonomic constraints.
 
 One step (g_k, μ_k) ↦ (g_{k+1}, μ_{k+1}) of Theorem 6.1 (spec 004-Lie §3.3–3.6): with unknown
 chart velocities H¹..Hˢ ∈ 𝔤,
     Ξⁱ = h Σ_j a_ij Hʲ,  ξ = h Σ_j b_j Hʲ,  Gⁱ = g_k τ(Ξⁱ),  ηⁱ = dτ(Ξⁱ) Hⁱ,
-    Nⁱ = dτ(Ξⁱ)ᵀ f(Gⁱ, ηⁱ),  Πⁱ = dτ(Ξⁱ)ᵀ μ(Gⁱ, ηⁱ),
+    fⁱ = f(Gⁱ, ηⁱ) + B(Gⁱ)ᵀΛⁱ,  Nⁱ = dτ(Ξⁱ)ᵀ fⁱ,  Πⁱ = dτ(Ξⁱ)ᵀ μ(Gⁱ, ηⁱ),
     μ_{k+1} = Ad(τ(ξ))ᵀ [μ_k + h Σ_j b_j Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]                        (28)
     Πⁱ + h Σ_j (b_j a_ji / b_i) [Nʲ + ddτ(Ξʲ, Hʲ)ᵀ Πʲ] − dτ(ξ)ᵀ μ_{k+1} = 0,  i = 1..s   (26)
-and g_{k+1} = g_k τ(ξ). On Rⁿ (τ = id, Ad = I, ddτ = 0) this is the vector-space VPRK, eq. (9):
-Pⁱ = p_k + h Σ_j â_ij Wʲ with â_ij = b_j (1 − a_ji / b_i).
+and g_{k+1} = g_k τ(ξ). With a holonomic constraint Φ (B = L*DΦ, spec 004-Lie §4.1, vector spec
+eq. (13)) the multipliers Λ¹..Λˢ are unknown too, and Φ(Gⁱ) = 0 for i = 2..s and the tangency
+B(g_{k+1}) ∂h/∂μ (g_{k+1}, μ_{k+1}) = 0 close the system. On Rⁿ (τ = id, Ad = I, ddτ = 0) this
+is the vector-space VPRK, eq. (9): Pⁱ = p_k + h Σ_j â_ij Wʲ with â_ij = b_j (1 − a_ji / b_i).
 """
 
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.solvers.newton import NewtonOptions, solve
-from liemech.tableaux import TableauPair
+from liemech.tableaux import TableauPair, check_constrained_hypotheses
 from liemech.types import Matrix, Tensor, Vector
 
 P = TypeVar("P")
@@ -30,7 +34,10 @@ class VPRK(Method):
 
     Only the position tableau (A, b) enters; the momentum tableau is its symplectic conjugate by
     construction. Order: that of the pair (2s − 2 for Lobatto-s, 2s for Gauss-s); symplectic;
-    preserves the momentum maps of symmetries of ℓ.
+    preserves the momentum maps of symmetries of ℓ (and of Φ). A problem with a holonomic
+    constraint needs a tableau with H1–H3 and H1′–H2′ (Lobatto; s = 2 is RATTLE); ``sol.lam[k]``
+    is then the last stage multiplier Λˢ of the step ending at t_k (its stage sits at t_k), and
+    ``sol.lam[0]`` the consistent λ(0) of the continuous equations.
     """
 
     def __init__(
@@ -56,7 +63,24 @@ class VPRK(Method):
                       conserves_momentum_maps=True)
 
     def stepper(self, problem: Problem[P], h: float) -> "VPRKStepper[P]":
-        return VPRKStepper(self, problem.system, h)
+        if problem.holonomic is not None:
+            check_constrained_hypotheses(self.tableau)
+        return VPRKStepper(self, problem.system, problem.holonomic, h)
+
+
+class _Stage(NamedTuple, Generic[P]):
+    """What the Jacobian needs of stage j."""
+
+    G: P
+    eta: Vector
+    mu: Vector
+    force: Vector  # f(Gʲ, ηʲ) + B(Gʲ)ᵀΛʲ
+    lam: Vector
+    A: Matrix  # dτ(Ξʲ)
+    Dt: Tensor  # ddτ(Ξʲ, ·) as a tensor
+    D: Matrix  # ddτ(Ξʲ, Hʲ)
+    Adm: Matrix  # Ad(τ(Ξʲ)⁻¹)
+    B: Matrix  # L*DΦ(Gʲ), (m, n)
 
 
 def _ad_basis(group: LieGroup[P]) -> Tensor:
@@ -65,17 +89,21 @@ def _ad_basis(group: LieGroup[P]) -> Tensor:
 
 
 class VPRKStepper(Stepper[P], Generic[P]):
-    """The VPRK step for one Lagrangian and step size, with Newton on the boxed residual (26).
+    """The VPRK step for one Lagrangian, constraint and step size, with Newton on (26) and the
+    constraint equations.
 
-    The Jacobian is analytic (built from dτ, ddτ, Ad, ad and the Lagrangian's second
-    derivatives) except for the derivative of ddτ(Ξʲ, ·) with respect to Ξʲ, a third derivative
-    of τ that enters the Jacobian at O(h²): Newton then converges linearly with ratio O(h²),
+    The Jacobian is analytic (built from dτ, ddτ, Ad, ad, the Lagrangian's second derivatives and
+    the constraint's Hessians) except for the derivative of ddτ(Ξʲ, ·) with respect to Ξʲ, a third
+    derivative of τ that enters the Jacobian at O(h²): Newton converges linearly with ratio O(h²),
     still to round-off.
     """
 
-    def __init__(self, method: VPRK, lagrangian: Lagrangian[P], h: float) -> None:
+    def __init__(
+        self, method: VPRK, lagrangian: Lagrangian[P], constraint: HolonomicConstraint[P] | None, h: float
+    ) -> None:
         self._method = method
         self._lagrangian = lagrangian
+        self._constraint = constraint
         self._group = lagrangian.group
         self._tau: Retraction[P] = self._group.retraction(method.retraction)
         self._h = h
@@ -87,8 +115,9 @@ class VPRKStepper(Stepper[P], Generic[P]):
         self._eye = np.eye(self._n)
         self._ad_basis = _ad_basis(self._group)
         self._guess: Vector | None = None
+        self._m = 0
 
-    # ---- pieces of the residual -------------------------------------------------------------
+    # ---- pieces -------------------------------------------------------------------------------
 
     def _coad(self, w: Vector) -> Matrix:
         """x ↦ ad(x)ᵀ w."""
@@ -99,102 +128,151 @@ class VPRKStepper(Stepper[P], Generic[P]):
         """δ ↦ (d/dε dτ(Ξ + εδ))ᵀ w = rows (Aᵀw)ᵀ ddτ(Ξ, e_l)."""
         return np.asarray(np.einsum("a,abl->lb", A.T @ w, Dt), dtype=np.float64)
 
-    def _advance(self, g: P, mu: Vector, H: Matrix, jacobian: bool) -> tuple[Vector, Matrix | None, P, Vector]:
-        """Residual (26) (flattened), its Jacobian if asked, g_{k+1} and μ_{k+1}."""
-        h, s, n = self._h, self._s, self._n
+    def _jacobian_of(self, g: P) -> Matrix:
+        assert self._constraint is not None
+        return self._constraint.trivialised_jacobian(self._group, g)
+
+    def _hessian_along(self, g: P, w: Vector) -> Matrix:
+        """Σ_k w_k Hess_k(g): ζ ↦ d/dε B(g τ(εζ))ᵀ w."""
+        assert self._constraint is not None
+        return np.asarray(np.einsum("k,kab->ab", w, self._constraint.trivialised_hessians(self._group, g)),
+                          dtype=np.float64)
+
+    # ---- residual -----------------------------------------------------------------------------
+
+    def _advance(self, g: P, mu: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None, P, Vector]:
+        """Residual (flattened), its Jacobian if asked, g_{k+1} and μ_{k+1}."""
+        h, s, n, m = self._h, self._s, self._n, self._m
         G, tau, L = self._group, self._tau, self._lagrangian
+        H = x[: s * n].reshape(s, n)
+        Lam = x[s * n :].reshape(s, m)
         Xi = h * (self._A @ H)
         xi = h * (self._b @ H)
         Pi = np.empty((s, n))
         ND = np.empty((s, n))  # Nʲ + ddτ(Ξʲ, Hʲ)ᵀ Πʲ
-        m = mu.copy()
-        stage_data = []
+        accumulated = mu.copy()
+        stages: list[_Stage[P]] = []
+        phi_rows = []
         for j in range(s):
             T_j = tau.tau(Xi[j])
             A_j = tau.dtau(Xi[j])
-            Dt_j = self._tau.ddtau_tensor(Xi[j]) if jacobian else None
-            D_j = self._tau.ddtau(Xi[j], H[j]) if Dt_j is None else Dt_j @ H[j]
+            Dt_j = tau.ddtau_tensor(Xi[j]) if jacobian else None
+            D_j = tau.ddtau(Xi[j], H[j]) if Dt_j is None else Dt_j @ H[j]
             G_j = G.compose(g, T_j)
             eta_j = A_j @ H[j]
             mu_j = L.momentum(G_j, eta_j)
             f_j = L.force(G_j, eta_j)
+            B_j = self._jacobian_of(G_j) if m else np.zeros((0, n))
+            if m:
+                f_j = f_j + B_j.T @ Lam[j]
+                if j > 0:
+                    phi_rows.append(self._constraint.value(G_j))  # type: ignore[union-attr]
             Adm_j = G.Ad(G.inverse(T_j))
             Pi[j] = A_j.T @ mu_j
             ND[j] = A_j.T @ f_j + D_j.T @ Pi[j]
-            m += (h * self._b[j]) * (Adm_j.T @ f_j)
+            accumulated += (h * self._b[j]) * (Adm_j.T @ f_j)
             if Dt_j is not None:
-                stage_data.append((G_j, eta_j, mu_j, f_j, A_j, Dt_j, D_j, Adm_j))
+                stages.append(_Stage(G_j, eta_j, mu_j, f_j, Lam[j], A_j, Dt_j, D_j, Adm_j, B_j))
         T_xi = tau.tau(xi)
         Ad_xi = G.Ad(T_xi)
-        mu_next = Ad_xi.T @ m
+        mu_next = Ad_xi.T @ accumulated
         A_xi = tau.dtau(xi)
-        R = Pi + h * (self._C @ ND) - (A_xi.T @ mu_next)[None, :]
         g_next = G.compose(g, T_xi)
+        parts = [(Pi + h * (self._C @ ND) - (A_xi.T @ mu_next)[None, :]).ravel()]
+        v_next = np.zeros(n)
+        if m:
+            v_next = L.velocity(g_next, mu_next)
+            parts += [*phi_rows, self._jacobian_of(g_next) @ v_next]
+        R = np.concatenate(parts)
         if not jacobian:
-            return R.ravel(), None, g_next, mu_next
-        return R.ravel(), self._jacobian(H, stage_data, mu_next, xi, A_xi, Ad_xi), g_next, mu_next
+            return R, None, g_next, mu_next
+        J = self._jacobian(stages, mu_next, xi, A_xi, Ad_xi, g_next, v_next)
+        return R, J, g_next, mu_next
+
+    # ---- Jacobian -----------------------------------------------------------------------------
 
     def _jacobian(
         self,
-        H: Matrix,
-        stage_data: list[tuple[P, Vector, Vector, Vector, Matrix, Tensor, Matrix, Matrix]],
+        stages: list[_Stage[P]],
         mu_next: Vector,
         xi: Vector,
         A_xi: Matrix,
         Ad_xi: Matrix,
+        g_next: P,
+        v_next: Vector,
     ) -> Matrix:
-        """∂R/∂H by the chain rule through (Ξʲ, Hʲ); see the class docstring for the one omission."""
-        h, s, n = self._h, self._s, self._n
+        """∂(residual)/∂(H, Λ) by the chain rule through (Ξʲ, Hʲ, Λʲ)."""
+        h, s, n, m = self._h, self._s, self._n, self._m
         L = self._lagrangian
-        dPi = np.zeros((s, n, s, n))
-        dND = np.zeros((s, n, s, n))
-        dQ = np.zeros((n, s, n))  # Σ_j h b_j d[Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]
-        for j, (G_j, eta_j, mu_j, f_j, A_j, Dt_j, D_j, Adm_j) in enumerate(stage_data):
-            eta_Xi = A_j @ D_j
-            mu_Xi = L.momentum_d_g(G_j, eta_j) @ A_j + L.momentum_d_eta(G_j, eta_j) @ eta_Xi
-            mu_H = L.momentum_d_eta(G_j, eta_j) @ A_j
-            f_Xi = L.force_d_g(G_j, eta_j) @ A_j + L.force_d_eta(G_j, eta_j) @ eta_Xi
-            f_H = L.force_d_eta(G_j, eta_j) @ A_j
-            Pi_j = A_j.T @ mu_j
-            Pi_Xi = self._transpose_derivative(Dt_j, A_j, mu_j) + A_j.T @ mu_Xi
-            Pi_H = A_j.T @ mu_H
-            N_Xi = self._transpose_derivative(Dt_j, A_j, f_j) + A_j.T @ f_Xi
-            N_H = A_j.T @ f_H
-            ND_Xi = N_Xi + D_j.T @ Pi_Xi
-            ND_H = N_H + np.einsum("abl,a->bl", Dt_j, Pi_j) + D_j.T @ Pi_H
-            Q_Xi = Adm_j.T @ (f_Xi - self._coad(f_j) @ A_j)
-            Q_H = Adm_j.T @ f_H
-            # dΞʲ/dHˡ = h a_jl I
-            weights = h * self._A[j]
-            dPi[j] = weights[None, :, None] * Pi_Xi[:, None, :]
-            dPi[j, :, j, :] += Pi_H
-            dND[j] = weights[None, :, None] * ND_Xi[:, None, :]
-            dND[j, :, j, :] += ND_H
-            dQ += (h * self._b[j]) * (weights[None, :, None] * Q_Xi[:, None, :])
-            dQ[:, j, :] += (h * self._b[j]) * Q_H
-        d_xi = (h * self._b)[None, :, None] * self._eye[:, None, :]
-        d_mu_next = np.einsum("ab,bln->aln", self._coad(mu_next) @ A_xi, d_xi) + np.einsum(
-            "ba,bln->aln", Ad_xi, dQ
-        )
-        d_last = np.einsum("ab,bln->aln", self._transpose_derivative(self._tau.ddtau_tensor(xi), A_xi, mu_next), d_xi)
-        d_last += np.einsum("ba,bln->aln", A_xi, d_mu_next)
-        J = dPi + h * np.einsum("ij,jaln->ialn", self._C, dND) - d_last[None]
-        return np.asarray(J.reshape(s * n, s * n), dtype=np.float64)
+        total = s * (n + m)
 
-    # ---- the step ---------------------------------------------------------------------------
+        def spread(j: int, d_Xi: Matrix, d_H: Matrix, d_Lam: Matrix | None) -> Matrix:
+            """Columns of ∂X/∂(H, Λ) for a stage-j quantity X with partials in Ξʲ, Hʲ, Λʲ."""
+            out = np.zeros((d_Xi.shape[0], total))
+            by_H = out[:, : s * n].reshape(-1, s, n)
+            by_H += (h * self._A[j])[None, :, None] * d_Xi[:, None, :]  # dΞʲ/dHˡ = h a_jl I
+            by_H[:, j, :] += d_H
+            if d_Lam is not None:
+                out[:, s * n + j * m : s * n + (j + 1) * m] = d_Lam
+            return out
+
+        dPi, dND = np.zeros((s, n, total)), np.zeros((s, n, total))
+        dQ = np.zeros((n, total))  # Σ_j h b_j d[Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]
+        d_phi = []
+        for j, st in enumerate(stages):
+            M_eta = L.momentum_d_eta(st.G, st.eta)
+            F_eta = L.force_d_eta(st.G, st.eta)
+            eta_Xi = st.A @ st.D
+            mu_Xi = L.momentum_d_g(st.G, st.eta) @ st.A + M_eta @ eta_Xi
+            f_Xi = L.force_d_g(st.G, st.eta) @ st.A + F_eta @ eta_Xi
+            if m:
+                f_Xi = f_Xi + self._hessian_along(st.G, st.lam) @ st.A
+            f_H = F_eta @ st.A
+            Pi = st.A.T @ st.mu
+            Pi_Xi = self._transpose_derivative(st.Dt, st.A, st.mu) + st.A.T @ mu_Xi
+            Pi_H = st.A.T @ M_eta @ st.A
+            ND_Xi = self._transpose_derivative(st.Dt, st.A, st.force) + st.A.T @ f_Xi + st.D.T @ Pi_Xi
+            ND_H = st.A.T @ f_H + np.einsum("abl,a->bl", st.Dt, Pi) + st.D.T @ Pi_H
+            Q_Xi = st.Adm.T @ (f_Xi - self._coad(st.force) @ st.A)
+            with_lam = m > 0
+            dPi[j] = spread(j, Pi_Xi, Pi_H, None)
+            dND[j] = spread(j, ND_Xi, ND_H, st.A.T @ st.B.T if with_lam else None)
+            dQ += (h * self._b[j]) * spread(j, Q_Xi, st.Adm.T @ f_H, st.Adm.T @ st.B.T if with_lam else None)
+            if with_lam and j > 0:
+                d_phi.append(spread(j, st.B @ st.A, np.zeros((m, n)), None))
+        d_xi = np.zeros((n, total))
+        d_xi[:, : s * n] = ((h * self._b)[None, :, None] * self._eye[:, None, :]).reshape(n, s * n)
+        d_mu_next = self._coad(mu_next) @ A_xi @ d_xi + Ad_xi.T @ dQ
+        d_last = self._transpose_derivative(self._tau.ddtau_tensor(xi), A_xi, mu_next) @ d_xi + A_xi.T @ d_mu_next
+        rows = [(dPi + h * np.einsum("ij,jat->iat", self._C, dND) - d_last[None]).reshape(s * n, total)]
+        if m:
+            # tangency ψ = B(g⁺) v⁺ with μ(g⁺, v⁺) = μ⁺:  dψ = (Σ_k v⁺ᵀHess_k) ζ⁺ + B dv⁺
+            zeta = A_xi @ d_xi
+            hess = self._constraint.trivialised_hessians(self._group, g_next)  # type: ignore[union-attr]
+            M_eta = L.momentum_d_eta(g_next, v_next)
+            d_v = np.linalg.solve(M_eta, d_mu_next - L.momentum_d_g(g_next, v_next) @ zeta)
+            d_tangency = np.einsum("a,kab->kb", v_next, hess) @ zeta + self._jacobian_of(g_next) @ d_v
+            rows += [*d_phi, d_tangency]
+        return np.asarray(np.concatenate(rows), dtype=np.float64)
+
+    # ---- the step -----------------------------------------------------------------------------
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
         g, mu = state.g, state.mu
         s, n = self._s, self._n
-        guess = np.tile(state.eta, s) if self._guess is None else self._guess
+        if self._guess is None:
+            self._m = 0 if state.lam is None else state.lam.shape[0]
+            lam0 = np.zeros(0) if state.lam is None else state.lam
+            self._guess = np.concatenate([np.tile(state.eta, s), np.tile(lam0, s)])
         scale = max(1.0, float(np.max(np.abs(mu))))
 
         def residual_and_jacobian(x: Vector, need_jacobian: bool) -> tuple[Vector, Matrix | None]:
-            R, J, _, _ = self._advance(g, mu, x.reshape(s, n), jacobian=need_jacobian)
+            R, J, _, _ = self._advance(g, mu, x, jacobian=need_jacobian)
             return R, J
 
-        result = solve(residual_and_jacobian, guess, self._method.newton, scale, k, k * self._h)
+        result = solve(residual_and_jacobian, self._guess, self._method.newton, scale, k, k * self._h)
         self._guess = result.x
-        _, _, g_next, mu_next = self._advance(g, mu, result.x.reshape(s, n), jacobian=False)
+        _, _, g_next, mu_next = self._advance(g, mu, result.x, jacobian=False)
         eta_next = self._lagrangian.velocity(g_next, mu_next)
-        return NodeState(g_next, mu_next, eta_next), StepReport(result.iterations, result.residual)
+        lam_next = result.x[s * n :].reshape(s, self._m)[-1].copy() if self._m else None
+        return NodeState(g_next, mu_next, eta_next, lam_next), StepReport(result.iterations, result.residual)

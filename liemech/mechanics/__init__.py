@@ -1,7 +1,9 @@
-"""Lagrangians on configuration spaces and initial-value problems."""
+"""Lagrangians on configuration spaces, constraints and initial-value problems."""
 
+from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
+from liemech.mechanics.projection import project_to_constraints
 from liemech.mechanics.system import MechanicalSystem
 
-__all__ = ["Lagrangian", "MechanicalSystem", "Problem"]
+__all__ = ["HolonomicConstraint", "Lagrangian", "MechanicalSystem", "Problem", "project_to_constraints"]

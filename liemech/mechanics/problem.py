@@ -1,4 +1,4 @@
-"""An initial-value problem: a Lagrangian system with consistent initial data (g₀, μ₀)."""
+"""An initial-value problem: a Lagrangian system, optional constraints, consistent initial data."""
 
 from typing import Generic, TypeVar
 
@@ -6,17 +6,24 @@ import numpy as np
 
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_vector
+from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.types import Vector
 
 P = TypeVar("P")
+
+RANK_TOL = 1e-10
+"""A constraint Jacobian whose smallest singular value is below RANK_TOL × the largest is rank-deficient."""
 
 
 class Problem(Generic[P]):
     """A system with initial configuration g₀ and initial body velocity η₀ or body momentum μ₀.
 
     Exactly one of ``eta0`` and ``mu0`` is given; the other follows from the Legendre map
-    μ₀ = ∂ℓ/∂η (g₀, η₀). g₀ is checked with ``group.check_point``.
+    μ₀ = ∂ℓ/∂η (g₀, η₀). g₀ is checked with ``group.check_point``. With a ``holonomic``
+    constraint, its Jacobian B(g₀) must have full row rank and the data must be consistent:
+    |Φ(g₀)| and |B(g₀)η₀| at most ``constraint_tol`` (``project_to_constraints`` repairs nearly
+    consistent data).
     """
 
     def __init__(
@@ -26,6 +33,8 @@ class Problem(Generic[P]):
         eta0: Vector | None = None,
         *,
         mu0: Vector | None = None,
+        holonomic: HolonomicConstraint[P] | None = None,
+        constraint_tol: float = 1e-10,
     ) -> None:
         if not isinstance(system, Lagrangian):
             raise TypeError(f"system must be a Lagrangian (e.g. MechanicalSystem), got {type(system).__name__}")
@@ -42,8 +51,62 @@ class Problem(Generic[P]):
             self.eta0 = system.velocity(self.g0, self.mu0)
         if not np.all(np.isfinite(self.mu0)):
             raise ValueError("the initial momentum ∂ℓ/∂η (g0, eta0) is not finite")
+        if holonomic is not None and not isinstance(holonomic, HolonomicConstraint):
+            raise TypeError(f"holonomic must be a HolonomicConstraint, got {type(holonomic).__name__}")
+        self.holonomic = holonomic
+        if holonomic is not None:
+            _check_holonomic(group, holonomic, self.g0, self.eta0, constraint_tol)
 
     @property
     def group(self) -> LieGroup[P]:
         """The configuration space."""
         return self.system.group
+
+    @property
+    def lam0(self) -> Vector | None:
+        """The consistent multiplier λ(0) of the continuous equations (None without constraints).
+
+        From d²Φ/dt² = 0 with μ̇ = ad*_η μ + f + Bᵀλ and μ = μ(g, η):
+        λ = −(B M⁻¹ Bᵀ)⁻¹ [B M⁻¹ (ad*_η μ + f − M_g η) + (ηᵀ Hess_k η)_k], M = ∂μ/∂η, M_g = ∂μ/∂g.
+        """
+        if self.holonomic is None:
+            return None
+        group, L, g, eta, mu = self.group, self.system, self.g0, self.eta0, self.mu0
+        B = self.holonomic.trivialised_jacobian(group, g)
+        hess = self.holonomic.trivialised_hessians(group, g)
+        M = L.momentum_d_eta(g, eta)
+        drive = group.ad_star(eta, mu) + L.force(g, eta) - L.momentum_d_g(g, eta) @ eta
+        M_inv_Bt = np.linalg.solve(M, B.T)
+        curvature = np.einsum("a,kab,b->k", eta, hess, eta)
+        lam: Vector = -np.linalg.solve(B @ M_inv_Bt, B @ np.linalg.solve(M, drive) + curvature)
+        return lam
+
+    @property
+    def n_constraints(self) -> int:
+        """m, the number of holonomic constraints (0 without)."""
+        return 0 if self.holonomic is None else int(self.holonomic.value(self.g0).shape[0])
+
+
+def _check_holonomic(
+    group: LieGroup[P], constraint: HolonomicConstraint[P], g0: P, eta0: Vector, tol: float
+) -> None:
+    phi = constraint.value(g0)
+    B = constraint.trivialised_jacobian(group, g0)
+    m = phi.shape[0]
+    if B.shape != (m, group.dim):
+        raise ValueError(f"holonomic: the Jacobian must have shape ({m}, {group.dim}), got {B.shape}")
+    sigma = np.linalg.svd(B, compute_uv=False)
+    if m > group.dim or sigma[-1] <= RANK_TOL * max(float(sigma[0]), 1e-300):
+        rank = int(np.sum(sigma > RANK_TOL * max(float(sigma[0]), 1e-300)))
+        raise ValueError(
+            f"holonomic: the constraint Jacobian at g0 has rank {rank} < m = {m} "
+            f"(singular values {np.array2string(sigma, precision=3)}); remove redundant constraints"
+        )
+    position_defect = float(np.max(np.abs(phi)))
+    velocity_defect = float(np.max(np.abs(B @ eta0)))
+    if position_defect > tol or velocity_defect > tol * max(1.0, float(np.max(np.abs(eta0)))):
+        raise ValueError(
+            f"inconsistent initial data: |Φ(g0)| = {position_defect:.3e}, |B(g0) eta0| = {velocity_defect:.3e} "
+            f"(tolerance {tol:.0e}); use lm.project_to_constraints(system, constraint, g0, eta0) to repair "
+            "nearly consistent data"
+        )

@@ -2,5 +2,6 @@
 
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
+from liemech.systems.pendulum import Pendulum
 
-__all__ = ["HeavyTop", "HenonHeiles"]
+__all__ = ["HeavyTop", "HenonHeiles", "Pendulum"]

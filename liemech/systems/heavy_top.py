@@ -19,9 +19,9 @@ E3 = np.array([0.0, 0.0, 1.0])
 
 @dataclass(frozen=True)
 class HeavyTop:
-    """Parameters and initial data of the heavy top (defaults: spec 004-Lie §9.1)."""
+    """Parameters and initial data of the heavy top (defaults: spec 004-Lie §9.1; 𝕀 may be any SPD matrix)."""
 
-    inertia: Vector = field(default_factory=lambda: np.array([1.0, 2.0, 3.5]))
+    inertia: Matrix = field(default_factory=lambda: np.diag([1.0, 2.0, 3.5]))
     chi: Vector = field(default_factory=lambda: np.array([0.2, -0.1, 0.6]))
     mg: float = 1.5
     rotation0: Vector = field(default_factory=lambda: np.array([0.3, -0.5, 0.2]))
@@ -41,7 +41,7 @@ class HeavyTop:
         return self.mg * (skew(self.chi) @ skew(R[2]))
 
     def system(self) -> MechanicalSystem[Matrix]:
-        return MechanicalSystem(SO3(), np.diag(self.inertia), self.potential, self.potential_gradient,
+        return MechanicalSystem(SO3(), self.inertia, self.potential, self.potential_gradient,
                                 self.potential_hessian)
 
     def problem(self) -> Problem[Matrix]:
@@ -49,7 +49,7 @@ class HeavyTop:
 
     def energy(self, R: Matrix, mu: Vector) -> float:
         """H = ½ μᵀ𝕀⁻¹μ + V(R)."""
-        return 0.5 * float(mu @ (mu / self.inertia)) + self.potential(R)
+        return 0.5 * float(mu @ np.linalg.solve(self.inertia, mu)) + self.potential(R)
 
     def noether_momentum(self, R: Matrix, mu: Vector) -> float:
         """⟨μ, Rᵀe₃⟩, conserved by the symmetry R ↦ exp(θ ê₃) R."""
@@ -58,7 +58,7 @@ class HeavyTop:
     def rhs(self, t: float, y: Vector) -> Vector:
         """Continuous equations on y = (R row-major, μ): Ṙ = R η̂, μ̇ = μ × η + mg Γ × χ, η = 𝕀⁻¹μ."""
         R, mu = y[:9].reshape(3, 3), y[9:]
-        eta = mu / self.inertia
+        eta = np.asarray(np.linalg.solve(self.inertia, mu), dtype=np.float64)
         return np.concatenate([(R @ skew(eta)).ravel(), cross(mu, eta) + self.mg * cross(R[2], self.chi)])
 
     def reference(self, times: Vector) -> tuple[list[Matrix], Matrix]:
