@@ -84,8 +84,7 @@ def test_constrained_top_follows_the_unconstrained_model() -> None:
 def test_jacobian_is_exact_on_a_vector_space() -> None:
     """On Rⁿ, ddτ = 0, so the analytic Jacobian of the constrained step equations is exact."""
     problem = PENDULUM.problem()
-    stepper = VPRKStepper(lm.VPRK(lm.lobatto(3)), problem.system, problem.holonomic, 0.1)
-    stepper._m = 1
+    stepper = VPRKStepper(lm.VPRK(lm.lobatto(3)), problem.system, problem.holonomic, 1, 0.1)
     rng = np.random.default_rng(7)
     x = np.concatenate([np.tile(problem.eta0, 3) + 0.1 * rng.normal(size=6), rng.normal(size=3)])
     _, J, _, _ = stepper._advance(problem.g0, problem.mu0, x, jacobian=True)

@@ -65,7 +65,7 @@ class VPRK(Method):
     def stepper(self, problem: Problem[P], h: float) -> "VPRKStepper[P]":
         if problem.holonomic is not None:
             check_constrained_hypotheses(self.tableau)
-        return VPRKStepper(self, problem.system, problem.holonomic, h)
+        return VPRKStepper(self, problem.system, problem.holonomic, problem.n_constraints, h)
 
 
 class _Stage(NamedTuple, Generic[P]):
@@ -99,7 +99,12 @@ class VPRKStepper(Stepper[P], Generic[P]):
     """
 
     def __init__(
-        self, method: VPRK, lagrangian: Lagrangian[P], constraint: HolonomicConstraint[P] | None, h: float
+        self,
+        method: VPRK,
+        lagrangian: Lagrangian[P],
+        constraint: HolonomicConstraint[P] | None,
+        n_constraints: int,
+        h: float,
     ) -> None:
         self._method = method
         self._lagrangian = lagrangian
@@ -115,7 +120,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         self._eye = np.eye(self._n)
         self._ad_basis = _ad_basis(self._group)
         self._guess: Vector | None = None
-        self._m = 0
+        self._m = n_constraints if constraint is not None else 0
 
     # ---- pieces -------------------------------------------------------------------------------
 
@@ -128,14 +133,16 @@ class VPRKStepper(Stepper[P], Generic[P]):
         """δ ↦ (d/dε dτ(Ξ + εδ))ᵀ w = rows (Aᵀw)ᵀ ddτ(Ξ, e_l)."""
         return np.asarray(np.einsum("a,abl->lb", A.T @ w, Dt), dtype=np.float64)
 
+    def _holonomic(self) -> HolonomicConstraint[P]:
+        assert self._constraint is not None, "only called when m > 0"
+        return self._constraint
+
     def _jacobian_of(self, g: P) -> Matrix:
-        assert self._constraint is not None
-        return self._constraint.trivialised_jacobian(self._group, g)
+        return self._holonomic().trivialised_jacobian(self._group, g)
 
     def _hessian_along(self, g: P, w: Vector) -> Matrix:
         """Σ_k w_k Hess_k(g): ζ ↦ d/dε B(g τ(εζ))ᵀ w."""
-        assert self._constraint is not None
-        return np.asarray(np.einsum("k,kab->ab", w, self._constraint.trivialised_hessians(self._group, g)),
+        return np.asarray(np.einsum("k,kab->ab", w, self._holonomic().trivialised_hessians(self._group, g)),
                           dtype=np.float64)
 
     # ---- residual -----------------------------------------------------------------------------
@@ -166,7 +173,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
             if m:
                 f_j = f_j + B_j.T @ Lam[j]
                 if j > 0:
-                    phi_rows.append(self._constraint.value(G_j))  # type: ignore[union-attr]
+                    phi_rows.append(self._holonomic().value(G_j))
             Adm_j = G.Ad(G.inverse(T_j))
             Pi[j] = A_j.T @ mu_j
             ND[j] = A_j.T @ f_j + D_j.T @ Pi[j]
@@ -248,7 +255,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         if m:
             # tangency ψ = B(g⁺) v⁺ with μ(g⁺, v⁺) = μ⁺:  dψ = (Σ_k v⁺ᵀHess_k) ζ⁺ + B dv⁺
             zeta = A_xi @ d_xi
-            hess = self._constraint.trivialised_hessians(self._group, g_next)  # type: ignore[union-attr]
+            hess = self._holonomic().trivialised_hessians(self._group, g_next)
             M_eta = L.momentum_d_eta(g_next, v_next)
             d_v = np.linalg.solve(M_eta, d_mu_next - L.momentum_d_g(g_next, v_next) @ zeta)
             d_tangency = np.einsum("a,kab->kb", v_next, hess) @ zeta + self._jacobian_of(g_next) @ d_v
@@ -261,9 +268,8 @@ class VPRKStepper(Stepper[P], Generic[P]):
         g, mu = state.g, state.mu
         s, n = self._s, self._n
         if self._guess is None:
-            self._m = 0 if state.lam is None else state.lam.shape[0]
-            lam0 = np.zeros(0) if state.lam is None else state.lam
-            self._guess = np.concatenate([np.tile(state.eta, s), np.tile(lam0, s)])
+            lam = np.zeros(self._m) if state.lam is None else state.lam
+            self._guess = np.concatenate([np.tile(state.eta, s), np.tile(lam, s)])
         scale = max(1.0, float(np.max(np.abs(mu))))
 
         def residual_and_jacobian(x: Vector, need_jacobian: bool) -> tuple[Vector, Matrix | None]:
