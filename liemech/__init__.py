@@ -15,7 +15,7 @@ from liemech.groups import (
     RetractionKind,
     Rn,
 )
-from liemech.integrators import VPRK, Method, Solution, SolverStats, Traits, integrate
+from liemech.integrators import RK4, VPRK, Method, MidpointVI, SimpsonVI, Solution, SolverStats, Traits, integrate
 from liemech.mechanics import HolonomicConstraint, Lagrangian, MechanicalSystem, Problem, project_to_constraints
 from liemech.solvers import ConvergenceError, NewtonOptions
 from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
@@ -23,6 +23,7 @@ from liemech.types import Matrix, Tensor, Vector
 
 __all__ = [
     "RETRACTION_KINDS",
+    "RK4",
     "SE2",
     "SE3",
     "SO2",
@@ -36,6 +37,7 @@ __all__ = [
     "MatrixCayley",
     "MechanicalSystem",
     "Method",
+    "MidpointVI",
     "NewtonOptions",
     "Point",
     "Problem",
@@ -44,6 +46,7 @@ __all__ = [
     "Retraction",
     "RetractionKind",
     "Rn",
+    "SimpsonVI",
     "Solution",
     "SolverStats",
     "Tableau",

@@ -32,4 +32,5 @@ def test_configuration_dependent_inertia_derivatives() -> None:
     assert np.max(np.abs(jacobian(lambda v: system.momentum(q, v), eta) - system.momentum_d_eta(q, eta))) <= 1e-10
     assert np.max(np.abs(jacobian(lambda x: system.momentum(x, eta), q) - system.momentum_d_g(q, eta))) <= 1e-9
     assert np.max(np.abs(jacobian(lambda v: system.force(q, v), eta) - system.force_d_eta(q, eta))) <= 1e-9
+    assert np.max(np.abs(jacobian(lambda x: system.force(x, eta), q) - system.force_d_g(q, eta))) <= 1e-8
     assert np.max(np.abs(system.velocity(q, system.momentum(q, eta)) - eta)) <= 1e-15

@@ -3,6 +3,22 @@
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.integrators.solution import Solution, SolverStats
+from liemech.integrators.midpoint_vi import MidpointVI
+from liemech.integrators.rk4 import RK4
+from liemech.integrators.simpson import SimpsonVI
 from liemech.integrators.vprk import VPRK
 
-__all__ = ["Method", "NodeState", "Solution", "SolverStats", "StepReport", "Stepper", "Traits", "VPRK", "integrate"]
+__all__ = [
+    "RK4",
+    "VPRK",
+    "Method",
+    "MidpointVI",
+    "NodeState",
+    "SimpsonVI",
+    "Solution",
+    "SolverStats",
+    "StepReport",
+    "Stepper",
+    "Traits",
+    "integrate",
+]

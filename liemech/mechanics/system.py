@@ -35,7 +35,8 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
     user does not give are taken by central finite differences along g τ(εζ):
     ``potential_gradient`` g ↦ ∇V(g) with ⟨∇V, ζ⟩ = d/dε V(g τ(εζ)); ``potential_hessian``
     g ↦ (d/dε ∇V(g τ(εζ))) as a (dim, dim) matrix; ``inertia_gradient`` g ↦ (dim, dim, dim) with
-    [k] = d/dε 𝕀(g τ(ε e_k)). Then f = ½ ηᵀ (∂_k 𝕀) η − ∇V.
+    [k] = d/dε 𝕀(g τ(ε e_k)); ``inertia_hessian`` g ↦ (dim, dim, dim, dim) with [k, l] =
+    d/dε (∂_k 𝕀)(g τ(ε e_l)). Then f = ½ ηᵀ (∂_k 𝕀) η − ∇V and ∂f_k/∂g_l = ½ ηᵀ(∂_l∂_k 𝕀)η − ∂_l∇V_k.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         potential_gradient: Callable[[P], Vector] | None = None,
         potential_hessian: Callable[[P], Matrix] | None = None,
         inertia_gradient: Callable[[P], Tensor] | None = None,
+        inertia_hessian: Callable[[P], Tensor] | None = None,
     ) -> None:
         if not isinstance(group, LieGroup):
             raise TypeError(f"group must be a LieGroup, got {type(group).__name__}")
@@ -66,6 +68,7 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         self._potential_gradient = potential_gradient
         self._potential_hessian = potential_hessian
         self._inertia_gradient = inertia_gradient
+        self._inertia_hessian = inertia_hessian
 
     @property
     def group(self) -> LieGroup[P]:
@@ -111,6 +114,16 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
             return np.asarray(self._inertia_gradient(g), dtype=np.float64)
         return np.moveaxis(self._along(g, lambda x: self.inertia(x).ravel()).reshape(d, d, d), 2, 0)
 
+    def inertia_hessian(self, g: P) -> Tensor:
+        """[k, l] = d/dε (∂_k 𝕀)(g τ(ε e_l))|₀, shape (dim, dim, dim, dim); zero for constant inertia."""
+        d = self._group.dim
+        if self._constant_inertia is not None:
+            return np.zeros((d, d, d, d))
+        if self._inertia_hessian is not None:
+            return np.asarray(self._inertia_hessian(g), dtype=np.float64)
+        flat = self._along(g, lambda x: self.inertia_gradient(x).ravel())  # (d·d·d, d): [kij, l]
+        return np.moveaxis(flat.reshape(d, d, d, d), 3, 1)
+
     def value(self, g: P, eta: Vector) -> float:
         return 0.5 * float(eta @ self.inertia(g) @ eta) - self.potential(g)
 
@@ -146,4 +159,5 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
     def force_d_g(self, g: P, eta: Vector) -> Matrix:
         if self._constant_inertia is not None:
             return -self.potential_hessian(g)
-        return self._along(g, lambda x: self.force(x, eta))
+        curvature = np.einsum("i,klij,j->kl", eta, self.inertia_hessian(g), eta)
+        return np.asarray(0.5 * curvature - self.potential_hessian(g), dtype=np.float64)
