@@ -110,3 +110,97 @@ def test_configuration_space_and_constraints_are_checked() -> None:
         lm.integrate(CartesianPendulum().problem(), lm.MidpointVI(), h=0.1, n_steps=1)
     with pytest.raises(ValueError, match="variables must be 'canonical' or 'velocity'"):
         lm.RK4("lagrangian")  # type: ignore[arg-type]
+
+
+def test_lagrange_top_regression_values() -> None:
+    """One period, N = 80 (spec §II.13 (A), computed independently there): Simpson ‖e_θ‖∞ = 4.060e-5,
+    ‖e_H‖∞ = 5.392e-9; midpoint 5.872e-2 / 4.047e-6."""
+    problem = TOP.problem()
+    period = TOP.nutation_period()
+    H0 = TOP.energy(problem.g0, problem.mu0)
+    for method, e_theta, e_H in ((lm.SimpsonVI(), 4.060e-5, 5.392e-9), (lm.MidpointVI(), 5.872e-2, 4.047e-6)):
+        sol = lm.integrate(problem, method, h=period / 80, n_steps=80)
+        theta = np.array([q[1] for q in sol.g])
+        assert abs(float(np.max(np.abs(theta / TOP.theta(sol.t) - 1.0))) / e_theta - 1.0) <= 2e-3
+        assert abs(max(abs(TOP.energy(q, p) - H0) / H0 for q, p in zip(sol.g, sol.mu)) / e_H - 1.0) <= 2e-3
+
+
+@pytest.mark.slow
+def test_long_runs_keep_simpson_order_and_break_midpoint() -> None:
+    """Over 100 nutation periods, going from N = 40 to 80 steps per period, Simpson's θ-order stays
+    4 (4.25 in spec §II.13 (A)) while the midpoint VI's collapses to 0 (its phase is lost at both
+    step sizes); both keep their energy orders."""
+    problem = TOP.problem()
+    period = TOP.nutation_period()
+    H0 = TOP.energy(problem.g0, problem.mu0)
+    orders = {}
+    for method in (lm.SimpsonVI(), lm.MidpointVI()):
+        e_theta, e_H = [], []
+        for n in (40, 80):
+            sol = lm.integrate(problem, method, h=period / n, n_steps=100 * n, store_every=2)
+            theta = np.array([q[1] for q in sol.g])
+            e_theta.append(float(np.max(np.abs(theta / TOP.theta(sol.t) - 1.0))))
+            e_H.append(max(abs(TOP.energy(q, p) - H0) / H0 for q, p in zip(sol.g, sol.mu)))
+        orders[method.name] = (math.log2(e_theta[0] / e_theta[1]), math.log2(e_H[0] / e_H[1]))
+    assert abs(orders["SimpsonVI()"][0] - 4.0) <= 0.4 and abs(orders["SimpsonVI()"][1] - 4.0) <= 0.3
+    assert abs(orders["MidpointVI()"][0]) <= 0.5 and abs(orders["MidpointVI()"][1] - 2.0) <= 0.2
+
+
+def test_double_pendulum() -> None:
+    """Table 1 with ℓ = g/ω₀²: Simpson at h = 0.1 stays within 1e-2 rad of DOP853 over 10 s
+    (3.7e-3 in spec §II.9); its energy error at h = 0.1 is 4.412e-4 (§II.13 (B))."""
+    from liemech.systems import DoublePendulum
+
+    pendulum = DoublePendulum()
+    problem = pendulum.problem()
+    H0 = pendulum.energy(problem.g0, problem.mu0)
+    assert abs(H0 - (-4.666257134621)) <= 1e-11
+    sol = lm.integrate(problem, lm.SimpsonVI(), h=0.1, t_final=10.0)
+    q_ref, _ = pendulum.reference(sol.t)
+    assert float(np.max(np.abs(np.array(sol.g) - q_ref))) <= 1e-2
+    e_H = max(abs(pendulum.energy(q, p) - H0) / abs(H0) for q, p in zip(sol.g, sol.mu))
+    assert abs(e_H / 4.412e-4 - 1.0) <= 2e-3
+
+
+@pytest.mark.slow
+def test_double_pendulum_energy_orders() -> None:
+    from liemech.systems import DoublePendulum
+
+    pendulum = DoublePendulum()
+    problem = pendulum.problem()
+    H0 = pendulum.energy(problem.g0, problem.mu0)
+    steps = [0.05, 0.025, 0.0125]
+    for method, order in ((lm.SimpsonVI(), 4.0), (lm.MidpointVI(), 1.9)):
+        errors = []
+        for h in steps:
+            sol = lm.integrate(problem, method, h=h, t_final=10.0)
+            errors.append(max(abs(pendulum.energy(q, p) - H0) / abs(H0) for q, p in zip(sol.g, sol.mu)))
+        assert abs(estimate_order(steps, errors).slope - order) <= 0.2
+
+
+def test_simpson_on_the_complete_top_against_rk4_on_the_reduced_top() -> None:
+    """Table 6: Simpson (complete, Euler angles) vs classical RK4 (reduced (18aq)), same h, 1 s:
+    ‖ε_θ‖∞ = 5.029e-3 at h = 0.1 and order ≈ 4 (spec §II.13 (C)); both approach the exact θ."""
+    from liemech.systems import ReducedLagrangeTop
+
+    reduced = ReducedLagrangeTop()
+
+    def rk4_theta(h: float) -> lm.Vector:
+        y, out = reduced.initial_state(), [reduced.initial_state()[1]]
+        for _ in range(round(1.0 / h)):
+            k1 = reduced.rhs(0.0, y)
+            k2 = reduced.rhs(0.0, y + 0.5 * h * k1)
+            k3 = reduced.rhs(0.0, y + 0.5 * h * k2)
+            k4 = reduced.rhs(0.0, y + h * k3)
+            y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            out.append(y[1])
+        return np.array(out)
+
+    steps, gaps = [0.1, 0.05, 0.025, 0.0125], []
+    for h in steps:
+        sol = lm.integrate(reduced.top.problem(), lm.SimpsonVI(), h=h, t_final=1.0)
+        gaps.append(float(np.max(np.abs(np.array([q[1] for q in sol.g]) - rk4_theta(h)))))
+    assert abs(gaps[0] / 5.029e-3 - 1.0) <= 2e-3
+    assert abs(estimate_order(steps, gaps).slope - 4.0) <= 0.2
+    exact = reduced.top.theta(np.array([1.0]))[0]
+    assert abs(float(reduced.reference(np.array([0.0, 1.0]))[-1, 1]) - exact) <= 1e-11

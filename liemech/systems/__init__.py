@@ -1,7 +1,21 @@
 """A catalogue of mechanical problems with parameters, initial data and reference solutions."""
 
+from liemech.systems.cartesian_pendulum import CartesianPendulum
+from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.heavy_top import HeavyTop
+from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
+from liemech.systems.lagrange_top import LagrangeTop
 from liemech.systems.pendulum import Pendulum
+from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
 
-__all__ = ["HeavyTop", "HenonHeiles", "Pendulum"]
+__all__ = [
+    "CartesianPendulum",
+    "ConstrainedHeavyTop",
+    "DoublePendulum",
+    "HeavyTop",
+    "HenonHeiles",
+    "LagrangeTop",
+    "Pendulum",
+    "ReducedLagrangeTop",
+]
