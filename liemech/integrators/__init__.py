@@ -2,10 +2,10 @@
 
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
-from liemech.integrators.solution import Solution, SolverStats
 from liemech.integrators.midpoint_vi import MidpointVI
 from liemech.integrators.rk4 import RK4
 from liemech.integrators.simpson import SimpsonVI
+from liemech.integrators.solution import Solution, SolverStats
 from liemech.integrators.vprk import VPRK
 
 __all__ = [

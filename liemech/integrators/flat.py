@@ -1,18 +1,28 @@
-"""What the embedded-coordinate schemes of papers 001–003 share: they run on Rⁿ only."""
+"""What the embedded-coordinate schemes of paper 002 share: unconstrained problems on Rⁿ."""
 
-from typing import TypeVar
+from abc import abstractmethod
+from typing import TypeVar, cast
 
 from liemech.groups.euclidean import Rn
+from liemech.integrators.method import Method, Stepper
+from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.types import Vector
 
 P = TypeVar("P")
 
 
-def require_flat_unconstrained(problem: Problem[P], method_name: str) -> Problem[Vector]:
-    """``problem`` as a problem on Rⁿ without constraints, or a clear error."""
-    if not isinstance(problem.group, Rn):
-        raise TypeError(f"{method_name} works on Rn(n) configuration spaces, got {problem.group!r}")
-    if problem.holonomic is not None:
-        raise ValueError(f"{method_name} does not handle holonomic constraints; use VPRK(lobatto(s))")
-    return problem  # type: ignore[return-value]
+class FlatMethod(Method):
+    """A method for unconstrained problems on Rⁿ; other problems get a clear error."""
+
+    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
+        if not isinstance(problem.group, Rn):
+            raise TypeError(f"{self.name} works on Rn(n) configuration spaces, got {problem.group!r}")
+        if problem.holonomic is not None:
+            raise ValueError(f"{self.name} does not handle holonomic constraints; use VPRK(lobatto(s))")
+        # On Rn the point type P is Vector.
+        return cast(Stepper[P], self.flat_stepper(cast(Lagrangian[Vector], problem.system), h))
+
+    @abstractmethod
+    def flat_stepper(self, lagrangian: Lagrangian[Vector], h: float) -> Stepper[Vector]:
+        """The one-step map for ``lagrangian`` on Rⁿ with step h."""

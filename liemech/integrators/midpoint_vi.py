@@ -4,21 +4,16 @@ L_d(q_ℓ, q_r) = h ℓ((q_ℓ + q_r)/2, (q_r − q_ℓ)/h), so with q_m = (q_j 
 (for ℓ = ½q̇ᵀMq̇ − V: f = ½Q(q_m, g) − ∇V(q_m), μ = M(q_m) g). Second order, symplectic.
 """
 
-from typing import TypeVar
-
 import numpy as np
 
-from liemech.integrators.flat import require_flat_unconstrained
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import FlatMethod
+from liemech.integrators.method import NodeState, Stepper, StepReport, Traits
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.mechanics.problem import Problem
 from liemech.solvers.newton import NewtonOptions, solve
 from liemech.types import Matrix, Vector
 
-P = TypeVar("P")
 
-
-class MidpointVI(Method):
+class MidpointVI(FlatMethod):
     """Midpoint variational integrator (order 2, symplectic, preserves cyclic momenta), on Rⁿ."""
 
     def __init__(self, newton: NewtonOptions | None = None) -> None:
@@ -29,9 +24,8 @@ class MidpointVI(Method):
     def traits(self) -> Traits:
         return Traits(order=2, symplectic=True, conserves_energy=False, conserves_momentum_maps=True)
 
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        flat = require_flat_unconstrained(problem, self.name)
-        return MidpointStepper(flat.system, h, self.newton)  # type: ignore[return-value]
+    def flat_stepper(self, lagrangian: Lagrangian[Vector], h: float) -> Stepper[Vector]:
+        return MidpointStepper(lagrangian, h, self.newton)
 
 
 class MidpointStepper(Stepper[Vector]):

@@ -6,20 +6,17 @@
   Cyclic momenta then drift, as in the paper's Fig. 10.
 """
 
-from typing import Literal, TypeVar
+from typing import Literal
 
 import numpy as np
 
-from liemech.integrators.flat import require_flat_unconstrained
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import FlatMethod
+from liemech.integrators.method import NodeState, Stepper, StepReport, Traits
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.mechanics.problem import Problem
 from liemech.types import Vector
 
-P = TypeVar("P")
 
-
-class RK4(Method):
+class RK4(FlatMethod):
     """Explicit 4-stage Runge–Kutta, order 4, neither symplectic nor energy-conserving, on Rⁿ."""
 
     def __init__(self, variables: Literal["canonical", "velocity"] = "canonical") -> None:
@@ -32,9 +29,8 @@ class RK4(Method):
     def traits(self) -> Traits:
         return Traits(order=4, symplectic=False, conserves_energy=False, conserves_momentum_maps=False)
 
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        flat = require_flat_unconstrained(problem, self.name)
-        return RK4Stepper(flat.system, h, self.variables)  # type: ignore[return-value]
+    def flat_stepper(self, lagrangian: Lagrangian[Vector], h: float) -> Stepper[Vector]:
+        return RK4Stepper(lagrangian, h, self.variables)
 
 
 class RK4Stepper(Stepper[Vector]):

@@ -11,21 +11,16 @@ The printed (18arc) (h/12 and h/6 for h/24 and h/12) gives a second-order method
 coefficients give order 4. The Jacobian is the exact chain rule through μ and f.
 """
 
-from typing import TypeVar
-
 import numpy as np
 
-from liemech.integrators.flat import require_flat_unconstrained
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import FlatMethod
+from liemech.integrators.method import NodeState, Stepper, StepReport, Traits
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.mechanics.problem import Problem
 from liemech.solvers.newton import NewtonOptions, solve
 from liemech.types import Matrix, Vector
 
-P = TypeVar("P")
 
-
-class SimpsonVI(Method):
+class SimpsonVI(FlatMethod):
     """Simpson variational integrator (order 4, symplectic, preserves cyclic momenta), on Rⁿ."""
 
     def __init__(self, newton: NewtonOptions | None = None) -> None:
@@ -36,9 +31,8 @@ class SimpsonVI(Method):
     def traits(self) -> Traits:
         return Traits(order=4, symplectic=True, conserves_energy=False, conserves_momentum_maps=True)
 
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        flat = require_flat_unconstrained(problem, self.name)
-        return SimpsonStepper(flat.system, h, self.newton)  # type: ignore[return-value]
+    def flat_stepper(self, lagrangian: Lagrangian[Vector], h: float) -> Stepper[Vector]:
+        return SimpsonStepper(lagrangian, h, self.newton)
 
 
 class SimpsonStepper(Stepper[Vector]):
