@@ -16,7 +16,14 @@ from liemech.groups import (
     Rn,
 )
 from liemech.integrators import RK4, VPRK, Method, MidpointVI, SimpsonVI, Solution, SolverStats, Traits, integrate
-from liemech.mechanics import HolonomicConstraint, Lagrangian, MechanicalSystem, Problem, project_to_constraints
+from liemech.mechanics import (
+    HolonomicConstraint,
+    Lagrangian,
+    MechanicalSystem,
+    NonholonomicConstraint,
+    Problem,
+    project_to_constraints,
+)
 from liemech.solvers import ConvergenceError, NewtonOptions
 from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
 from liemech.types import Matrix, Tensor, Vector
@@ -39,6 +46,7 @@ __all__ = [
     "Method",
     "MidpointVI",
     "NewtonOptions",
+    "NonholonomicConstraint",
     "Point",
     "Problem",
     "ProductGroup",

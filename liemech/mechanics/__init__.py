@@ -2,8 +2,16 @@
 
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
+from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.projection import project_to_constraints
 from liemech.mechanics.system import MechanicalSystem
 
-__all__ = ["HolonomicConstraint", "Lagrangian", "MechanicalSystem", "Problem", "project_to_constraints"]
+__all__ = [
+    "HolonomicConstraint",
+    "Lagrangian",
+    "MechanicalSystem",
+    "NonholonomicConstraint",
+    "Problem",
+    "project_to_constraints",
+]

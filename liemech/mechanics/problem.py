@@ -8,6 +8,7 @@ from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
+from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.types import Vector
 
 P = TypeVar("P")
@@ -23,7 +24,9 @@ class Problem(Generic[P]):
     μ₀ = ∂ℓ/∂η (g₀, η₀). g₀ is checked with ``group.check_point``. With a ``holonomic``
     constraint, its Jacobian B(g₀) must have full row rank and the data must be consistent:
     |Φ(g₀)| and |B(g₀)η₀| at most ``constraint_tol`` (``project_to_constraints`` repairs nearly
-    consistent data).
+    consistent data). With a ``nonholonomic`` constraint φ, ∂φ/∂η must have full row rank
+    (admissibility), C = ∂φ/∂η M⁻¹ ∂φ/∂ηᵀ must be regular (compatibility), and |φ(g₀, η₀)| at
+    most ``constraint_tol``. A problem carries one kind of constraint or none.
     """
 
     def __init__(
@@ -34,6 +37,7 @@ class Problem(Generic[P]):
         *,
         mu0: Vector | None = None,
         holonomic: HolonomicConstraint[P] | None = None,
+        nonholonomic: NonholonomicConstraint[P] | None = None,
         constraint_tol: float = 1e-10,
     ) -> None:
         if not isinstance(system, Lagrangian):
@@ -53,9 +57,16 @@ class Problem(Generic[P]):
             raise ValueError("the initial momentum ∂ℓ/∂η (g0, eta0) is not finite")
         if holonomic is not None and not isinstance(holonomic, HolonomicConstraint):
             raise TypeError(f"holonomic must be a HolonomicConstraint, got {type(holonomic).__name__}")
+        if nonholonomic is not None and not isinstance(nonholonomic, NonholonomicConstraint):
+            raise TypeError(f"nonholonomic must be a NonholonomicConstraint, got {type(nonholonomic).__name__}")
+        if holonomic is not None and nonholonomic is not None:
+            raise ValueError("a problem carries holonomic or nonholonomic constraints, not both (yet)")
         self.holonomic = holonomic
+        self.nonholonomic = nonholonomic
         if holonomic is not None:
             _check_holonomic(group, holonomic, self.g0, self.eta0, constraint_tol)
+        if nonholonomic is not None:
+            _check_nonholonomic(system, nonholonomic, self.g0, self.eta0, constraint_tol)
 
     @property
     def group(self) -> LieGroup[P]:
@@ -69,13 +80,20 @@ class Problem(Generic[P]):
         From d²Φ/dt² = 0 with μ̇ = ad*_η μ + f + Bᵀλ and μ = μ(g, η):
         λ = −(B M⁻¹ Bᵀ)⁻¹ [B M⁻¹ (ad*_η μ + f − M_g η) + (ηᵀ Hess_k η)_k], M = ∂μ/∂η, M_g = ∂μ/∂g.
         """
-        if self.holonomic is None:
-            return None
         group, L, g, eta, mu = self.group, self.system, self.g0, self.eta0, self.mu0
-        B = self.holonomic.trivialised_jacobian(group, g)
-        hess = self.holonomic.trivialised_hessians(group, g)
         M = L.momentum_d_eta(g, eta)
         drive = group.ad_star(eta, mu) + L.force(g, eta) - L.momentum_d_g(g, eta) @ eta
+        if self.nonholonomic is not None:
+            # d/dt φ(g, η) = (∂φ/∂g) η + (∂φ/∂η) η̇ = 0 with M η̇ = drive + (∂φ/∂η)ᵀλ (spec 004-Lie §2.2)
+            D = self.nonholonomic.derivative_eta(g, eta)
+            M_inv_Dt = np.linalg.solve(M, D.T)
+            rate = self.nonholonomic.derivative_g(group, g, eta) @ eta + D @ np.linalg.solve(M, drive)
+            lam_nh: Vector = -np.asarray(np.linalg.solve(D @ M_inv_Dt, rate), dtype=np.float64)
+            return lam_nh
+        if self.holonomic is None:
+            return None
+        B = self.holonomic.trivialised_jacobian(group, g)
+        hess = self.holonomic.trivialised_hessians(group, g)
         M_inv_Bt = np.linalg.solve(M, B.T)
         curvature = np.einsum("a,kab,b->k", eta, hess, eta)
         lam: Vector = -np.linalg.solve(B @ M_inv_Bt, B @ np.linalg.solve(M, drive) + curvature)
@@ -83,8 +101,12 @@ class Problem(Generic[P]):
 
     @property
     def n_constraints(self) -> int:
-        """m, the number of holonomic constraints (0 without)."""
-        return 0 if self.holonomic is None else int(self.holonomic.value(self.g0).shape[0])
+        """m, the number of holonomic or nonholonomic constraints (0 without)."""
+        if self.holonomic is not None:
+            return int(self.holonomic.value(self.g0).shape[0])
+        if self.nonholonomic is not None:
+            return int(self.nonholonomic.value(self.g0, self.eta0).shape[0])
+        return 0
 
 
 def _check_holonomic(
@@ -110,3 +132,27 @@ def _check_holonomic(
             f"(tolerance {tol:.0e}); use lm.project_to_constraints(system, constraint, g0, eta0) to repair "
             "nearly consistent data"
         )
+
+
+def _check_nonholonomic(
+    system: Lagrangian[P], constraint: NonholonomicConstraint[P], g0: P, eta0: Vector, tol: float
+) -> None:
+    phi = constraint.value(g0, eta0)
+    D = constraint.derivative_eta(g0, eta0)
+    m, d = phi.shape[0], system.group.dim
+    if D.shape != (m, d):
+        raise ValueError(f"nonholonomic: ∂φ/∂η must have shape ({m}, {d}), got {D.shape}")
+    sigma = np.linalg.svd(D, compute_uv=False)
+    if m > d or sigma[-1] <= RANK_TOL * max(float(sigma[0]), 1e-300):
+        raise ValueError(
+            f"nonholonomic: ∂φ/∂η at (g0, eta0) is not of full rank m = {m} (singular values "
+            f"{np.array2string(sigma, precision=3)}): the constraints are not admissible"
+        )
+    C = D @ np.linalg.solve(system.momentum_d_eta(g0, eta0), D.T)
+    if np.linalg.cond(C) > 1.0 / RANK_TOL:
+        raise ValueError(f"nonholonomic: C = ∂φ/∂η M⁻¹ ∂φ/∂ηᵀ is singular (cond {np.linalg.cond(C):.3e}): "
+                         "the constraints are not compatible with the kinetic energy")
+    defect = float(np.max(np.abs(phi)))
+    if defect > tol * max(1.0, float(np.max(np.abs(eta0)))):
+        raise ValueError(f"inconsistent initial data: |φ(g0, eta0)| = {defect:.3e} (tolerance {tol:.0e}); "
+                         "choose eta0 on the constraint")

@@ -6,8 +6,10 @@ from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
 from liemech.systems.lagrange_top import LagrangeTop
+from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.pendulum import Pendulum
 from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
+from liemech.systems.vertical_disc import VerticalDisc
 
 __all__ = [
     "CartesianPendulum",
@@ -16,6 +18,8 @@ __all__ = [
     "HeavyTop",
     "HenonHeiles",
     "LagrangeTop",
+    "NonholonomicParticle",
     "Pendulum",
     "ReducedLagrangeTop",
+    "VerticalDisc",
 ]
