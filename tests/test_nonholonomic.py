@@ -2,10 +2,13 @@
 continuous Lagrange–d'Alembert equations, with fitted orders (Cor. 5.2.1: g, μ at 2s − 2; λ at s
 for even s, s − 1 for odd s) and the constraint itself."""
 
+from typing import Literal
+
 import numpy as np
 import pytest
 
 import liemech as lm
+from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.vertical_disc import VerticalDisc
 from liemech.testing import estimate_order
@@ -112,3 +115,45 @@ def test_finite_difference_fallbacks_give_the_same_trajectory() -> None:
     assert analytic.lam is not None and fallback.lam is not None
     assert np.max(np.abs(analytic.mu - fallback.mu)) <= 1e-12
     assert np.max(np.abs(analytic.lam - fallback.lam)) <= 1e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reading", ["physical", "literal"])
+@pytest.mark.parametrize("s", [2, 3, 4])
+def test_ball_on_turntable(s: int, reading: Literal["physical", "literal"]) -> None:
+    """SO(3) × R² with cay × id: g, η orders 2s − 2, λ as Cor. 5.2.1, the three linear first integrals
+    of the homogeneous ball (a = b = c) to round-off (spec 004-Lie §9.4; s = 4 uses coarser steps,
+    since it reaches round-off after two halvings)."""
+    ball = BallOnTurntable(reading=reading)
+    problem = ball.problem()
+    g_ref, eta_ref, lam_ref = ball.reference(np.array([ball.t_final]))
+    steps = STEPS if s < 4 else [4, 8, 16, 32]
+    errors_g, errors_eta, errors_lam, drift = [], [], [], 0.0
+    for n in steps:
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(s)), h=ball.t_final / n, t_final=ball.t_final)
+        assert sol.lam is not None
+        errors_g.append(max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(sol.g[-1], g_ref[-1])))
+        errors_eta.append(float(np.max(np.abs(sol.eta[-1] - eta_ref[-1]))))
+        errors_lam.append(float(np.max(np.abs(sol.lam[-1] - lam_ref[-1]))))
+        integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+        drift = max(drift, float(np.max(np.abs(integrals[:, :3] - integrals[0, :3]))))
+    h = [ball.t_final / n for n in steps]
+    tolerance = 0.3 if (reading, s) == ("literal", 3) else 0.15  # μ still pre-asymptotic there (spec §9.4)
+    assert abs(estimate_order(h, errors_g).slope - (2 * s - 2)) <= tolerance
+    assert abs(estimate_order(h, errors_eta).slope - (2 * s - 2)) <= tolerance
+    assert estimate_order(h, errors_lam).slope >= LAMBDA_ORDER[s] - 0.4
+    assert drift <= 1e-14
+
+
+@pytest.mark.slow
+def test_ball_moving_energy_is_bounded_over_3000_steps() -> None:
+    """Lobatto-3, cay, h = 0.1 to t = 300 (spec §9.4): linear integrals at round-off, the moving
+    energy bounded and stationary (its second half no larger than its first)."""
+    ball = BallOnTurntable()
+    sol = lm.integrate(ball.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, n_steps=3000)
+    integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+    deviation = np.abs(integrals - integrals[0])
+    assert float(np.max(deviation[:, :3])) <= 1e-12
+    moving = deviation[:, 3]
+    assert float(np.max(moving)) <= 1e-7
+    assert float(np.max(moving[1500:])) <= 1.2 * float(np.max(moving[:1501]))

@@ -1,5 +1,6 @@
 """A catalogue of mechanical problems with parameters, initial data and reference solutions."""
 
+from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.heavy_top import HeavyTop
@@ -12,6 +13,7 @@ from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
 from liemech.systems.vertical_disc import VerticalDisc
 
 __all__ = [
+    "BallOnTurntable",
     "CartesianPendulum",
     "ConstrainedHeavyTop",
     "DoublePendulum",
