@@ -2,6 +2,7 @@
 continuous Lagrange–d'Alembert equations, with fitted orders (Cor. 5.2.1: g, μ at 2s − 2; λ at s
 for even s, s − 1 for odd s) and the constraint itself."""
 
+import math
 from typing import Literal
 
 import numpy as np
@@ -9,6 +10,8 @@ import pytest
 
 import liemech as lm
 from liemech.systems.ball_on_turntable import BallOnTurntable
+from liemech.systems.chaotic_nonholonomic import ChaoticNonholonomic, mean_squared_energy_error
+from liemech.systems.cvt import CVT
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.vertical_disc import VerticalDisc
 from liemech.testing import estimate_order
@@ -157,3 +160,40 @@ def test_ball_moving_energy_is_bounded_over_3000_steps() -> None:
     moving = deviation[:, 3]
     assert float(np.max(moving)) <= 1e-7
     assert float(np.max(moving[1500:])) <= 1.2 * float(np.max(moving[:1501]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "level, total_band, passenger_band",
+    [("low", (1.787, 1.806), (0.988, 1.001)), ("high", (3.974, 4.014), None)],
+)
+def test_cvt_energy_bands(level: Literal["low", "high"], total_band: tuple[float, float],
+                          passenger_band: tuple[float, float] | None) -> None:
+    """ε = ½, Lobatto-2, T = 200 (spec 004-vector §7.2): with h = 0.1 the total and passenger energies
+    stay in the spec's bands; with h = π/10 the total energy wanders far outside them."""
+    cvt = CVT(level=level)
+    problem = cvt.problem()
+    for h, n_steps in ((0.1, 2000), (math.pi / 10, 636)):
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, n_steps=n_steps)
+        total = np.array([cvt.passenger_energy(q, v) + cvt.driver_energy(q, v) for q, v in zip(sol.g, sol.eta)])
+        passenger = np.array([cvt.passenger_energy(q, v) for q, v in zip(sol.g, sol.eta)])
+        slip = max(abs(float(v[2] + math.sin(q[1]) * v[0])) for q, v in zip(sol.g, sol.eta))
+        assert slip <= 1e-14
+        if h == 0.1:
+            assert total_band[0] - 5e-4 <= total.min() and total.max() <= total_band[1] + 5e-4
+            if passenger_band is not None:  # the spec gives the passenger band of the low level only
+                assert passenger_band[0] - 5e-4 <= passenger.min() and passenger.max() <= passenger_band[1] + 5e-4
+        else:
+            assert total.max() - total.min() >= 0.4  # "rather erratic behaviour"
+
+
+@pytest.mark.slow
+def test_chaotic_ensemble_energy_error_scaling() -> None:
+    """Mean squared energy error over the ensemble E = 3.06 (m = 3, J = 8, T = 60), averaged over the
+    run: ∝ h⁴ for Lobatto-2 and ∝ h⁸ for Lobatto-3 (the paper's h¹⁰ is not what the method does)."""
+    system = ChaoticNonholonomic()
+    assert all(abs(system.energy(p.g0, p.eta0) - 3.06) <= 1e-14 for p in (system.problem(j, 8) for j in range(9)))
+    for s, exponent in ((2, 4.0), (3, 8.0)):
+        means = [float(np.mean(mean_squared_energy_error(system, lm.VPRK(lm.lobatto(s)), h, round(60 / h), 8)))
+                 for h in (0.2, 0.1)]
+        assert abs(math.log2(means[0] / means[1]) - exponent) <= 0.6

@@ -2,6 +2,8 @@
 
 from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.cartesian_pendulum import CartesianPendulum
+from liemech.systems.chaotic_nonholonomic import ChaoticNonholonomic
+from liemech.systems.cvt import CVT
 from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
@@ -14,7 +16,9 @@ from liemech.systems.vertical_disc import VerticalDisc
 
 __all__ = [
     "BallOnTurntable",
+    "CVT",
     "CartesianPendulum",
+    "ChaoticNonholonomic",
     "ConstrainedHeavyTop",
     "DoublePendulum",
     "HeavyTop",

@@ -1,0 +1,116 @@
+"""A fully chaotic nonholonomic system on Rⁿ, n = 2m + 1 (paper 004 §7.3, spec 004-vector §7.3,
+after McLachlan–Perlmutter): ℓ = ½|v|² − U(q) with
+U = ½(|q|² + q_{m+2}² q_{m+3}² + Σ_{i=1}^m q_{1+i}² q_{m+1+i}²) and φ = v₁ + Σ_{i=m+2}^n q_i v_i (1-based).
+The ensemble of Jay (2009): q₀(j) = (cos(jπ/2J), 0.6, 0.4, 0.2, 1, 1, 1), v₀(j) = (0, sin(jπ/2J), 0, …),
+all on the energy sheet E = 3.06 for m = 3.
+"""
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.integrators.integrate import integrate
+from liemech.integrators.method import Method
+from liemech.mechanics.nonholonomic import NonholonomicConstraint
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.types import Matrix, Vector
+
+
+@dataclass(frozen=True)
+class ChaoticNonholonomic:
+    m: int = 3
+
+    @property
+    def n(self) -> int:
+        return 2 * self.m + 1
+
+    def _pairs(self) -> list[tuple[int, int]]:
+        """0-based index pairs (a, b) of the quartic terms q_a² q_b²."""
+        m = self.m
+        return [(m + 1, m + 2)] + [(i, m + i) for i in range(1, m + 1)]
+
+    def potential(self, q: Vector) -> float:
+        return 0.5 * (float(q @ q) + sum(float(q[a] ** 2 * q[b] ** 2) for a, b in self._pairs()))
+
+    def potential_gradient(self, q: Vector) -> Vector:
+        grad = np.array(q, dtype=np.float64)
+        for a, b in self._pairs():
+            grad[a] += q[a] * q[b] ** 2
+            grad[b] += q[b] * q[a] ** 2
+        return grad
+
+    def potential_hessian(self, q: Vector) -> Matrix:
+        hess = np.eye(self.n)
+        for a, b in self._pairs():
+            hess[a, a] += q[b] ** 2
+            hess[b, b] += q[a] ** 2
+            hess[a, b] += 2.0 * q[a] * q[b]
+            hess[b, a] += 2.0 * q[a] * q[b]
+        return hess
+
+    def constraint(self) -> NonholonomicConstraint[Vector]:
+        tail = slice(self.m + 1, self.n)
+
+        def d_eta(q: Vector, v: Vector) -> Matrix:
+            row = np.zeros((1, self.n))
+            row[0, 0] = 1.0
+            row[0, tail] = q[tail]
+            return row
+
+        def d_g(q: Vector, v: Vector) -> Matrix:
+            row = np.zeros((1, self.n))
+            row[0, tail] = v[tail]
+            return row
+
+        return NonholonomicConstraint(lambda q, v: np.array([v[0] + float(q[tail] @ v[tail])]), d_eta, d_g)
+
+    def system(self) -> MechanicalSystem[Vector]:
+        return MechanicalSystem(Rn(self.n), np.eye(self.n), self.potential, self.potential_gradient,
+                                self.potential_hessian)
+
+    def problem(self, j: int, J: int) -> Problem[Vector]:
+        """Member j of the ensemble j = 0..J on the energy sheet E = 3.06 (m = 3)."""
+        q0 = np.concatenate([[math.cos(j * math.pi / (2 * J))], [0.6, 0.4, 0.2][: self.m], np.ones(self.m)])
+        v0 = np.zeros(self.n)
+        v0[1] = math.sin(j * math.pi / (2 * J))
+        return Problem(self.system(), q0, v0, nonholonomic=self.constraint())
+
+    def energy(self, q: Vector, v: Vector) -> float:
+        return 0.5 * float(v @ v) + self.potential(q)
+
+
+@dataclass(frozen=True)
+class EnsembleMember:
+    """One trajectory of the ensemble study: picklable, so members can run in separate processes."""
+
+    system: ChaoticNonholonomic
+    method: Method
+    h: float
+    n_steps: int
+    j: int
+    J: int
+
+
+def squared_energy_error(member: EnsembleMember) -> Vector:
+    """(E_jk − E_j0)², k = 0..n_steps, for one member."""
+    sol = integrate(member.system.problem(member.j, member.J), member.method, h=member.h, n_steps=member.n_steps)
+    E = np.array([member.system.energy(q, v) for q, v in zip(sol.g, sol.eta)])
+    return np.asarray((E - E[0]) ** 2, dtype=np.float64)
+
+
+def mean_squared_energy_error(
+    system: ChaoticNonholonomic,
+    method: Method,
+    h: float,
+    n_steps: int,
+    J: int,
+    map_: Callable[[Callable[[EnsembleMember], Vector], Iterable[EnsembleMember]], Iterable[Vector]] = map,
+) -> Vector:
+    """μ(E, k) = (1/(J+1)) Σ_j (E_jk − E_0)², eq. (33). The members are independent: pass
+    ``concurrent.futures.ProcessPoolExecutor().map`` as ``map_`` to run them in parallel."""
+    members = [EnsembleMember(system, method, h, n_steps, j, J) for j in range(J + 1)]
+    return np.asarray(np.mean(np.array(list(map_(squared_energy_error, members))), axis=0), dtype=np.float64)

@@ -1,0 +1,62 @@
+"""The pendulum-driven continuously variable transmission on R³ (paper 004 §7.2, spec 004-vector
+§7.2, after Modin & Verdier): ℓ = ½|v|² − ½(x² + z² − 2 cos y + ε sin 2y), φ = v_z + sin(y) v_x.
+A passenger (x, z) driven by a pendulum (y) through the constraint; the multiplier is
+λ = (z + x sin y − cos y v_x v_y)/(1 + sin²y)."""
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.mechanics.nonholonomic import NonholonomicConstraint
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.types import Matrix, Vector
+
+
+@dataclass(frozen=True)
+class CVT:
+    """ε = ½ (the paper's figures); ``level`` "low" (E_T = 9/5, the driver oscillates) or "high"
+    (E_T = 4, it rotates), both from q₀ = (1, 0, 1)."""
+
+    epsilon: float = 0.5
+    level: Literal["low", "high"] = "low"
+
+    def potential(self, q: Vector) -> float:
+        x, y, z = float(q[0]), float(q[1]), float(q[2])
+        return 0.5 * (x * x + z * z - 2.0 * math.cos(y) + self.epsilon * math.sin(2.0 * y))
+
+    def potential_gradient(self, q: Vector) -> Vector:
+        y = float(q[1])
+        return np.array([q[0], math.sin(y) + self.epsilon * math.cos(2.0 * y), q[2]])
+
+    def potential_hessian(self, q: Vector) -> Matrix:
+        y = float(q[1])
+        return np.diag([1.0, math.cos(y) - 2.0 * self.epsilon * math.sin(2.0 * y), 1.0])
+
+    @staticmethod
+    def constraint() -> NonholonomicConstraint[Vector]:
+        return NonholonomicConstraint(
+            lambda q, v: np.array([v[2] + math.sin(q[1]) * v[0]]),
+            d_eta=lambda q, v: np.array([[math.sin(q[1]), 0.0, 1.0]]),
+            d_g=lambda q, v: np.array([[0.0, math.cos(q[1]) * v[0], 0.0]]),
+        )
+
+    def system(self) -> MechanicalSystem[Vector]:
+        return MechanicalSystem(Rn(3), np.eye(3), self.potential, self.potential_gradient, self.potential_hessian)
+
+    def problem(self) -> Problem[Vector]:
+        speed = 3.0 * math.sqrt(10.0) / 5.0 if self.level == "low" else math.sqrt(8.0)
+        return Problem(self.system(), np.array([1.0, 0.0, 1.0]), np.array([0.0, speed, 0.0]),
+                       nonholonomic=self.constraint())
+
+    @staticmethod
+    def passenger_energy(q: Vector, v: Vector) -> float:
+        """E_p = ½(v_x² + v_z²) + ½(x² + z²)."""
+        return 0.5 * float(v[0] ** 2 + v[2] ** 2 + q[0] ** 2 + q[2] ** 2)
+
+    def driver_energy(self, q: Vector, v: Vector) -> float:
+        """E_d = ½v_y² − cos y + (ε/2) sin 2y."""
+        return 0.5 * float(v[1] ** 2) - math.cos(q[1]) + 0.5 * self.epsilon * math.sin(2.0 * q[1])
