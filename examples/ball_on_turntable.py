@@ -7,6 +7,7 @@ Run: .venv/bin/python examples/ball_on_turntable.py
 """
 
 import numpy as np
+from figures import save_plot
 
 import liemech as lm
 from liemech.systems import BallOnTurntable
@@ -37,9 +38,15 @@ def main() -> None:
     integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
     deviation = np.abs(integrals - integrals[0])
     print("\nLobatto-3, cay, h = 0.1, t = 300 (physical reading): largest deviation of")
-    for name, column in zip(("ω̃₃", "rω̃₁ − Ωx/(1+a)", "rω̃₂ − Ωy/(1+a)", "moving energy"), deviation.T):
+    names = ("ω̃₃", "rω̃₁ − Ωx/(1+a)", "rω̃₂ − Ωy/(1+a)", "moving energy")
+    for name, column in zip(names, deviation.T):
         print(f"  {name:<18}{float(np.max(column)):10.2e}   (first half {float(np.max(column[:1501])):.2e}, "
               f"second half {float(np.max(column[1500:])):.2e})")
+    t = sol.t.tolist()
+    saved = save_plot("ball_first_integrals", "Ball on a turntable: |I(t) − I(0)| (Lobatto-3, cay, h = 0.1)",
+                      "t", "deviation", {n: (t, (c + 1e-18).tolist()) for n, c in zip(names, deviation.T)}, scale="semilogy")
+    if saved:
+        print(f"figure: {saved}")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,15 @@ Run: .venv/bin/python examples/cvt.py
 
 import math
 
+from figures import save_plot
+
 import liemech as lm
 from liemech.systems import CVT
 
 
 def main() -> None:
     print(f"{'level':<6}{'h':>7}{'E_T range':>22}{'E_p range':>22}{'E_d range':>22}")
+    curves: dict[str, tuple[list[float], list[float]]] = {}
     for level in ("low", "high"):
         cvt = CVT(level=level)
         for h in (0.1, math.pi / 10):
@@ -22,6 +25,10 @@ def main() -> None:
             ET = [a + b for a, b in zip(Ep, Ed)]
             cells = "".join(f"{f'[{min(x):.3f}, {max(x):.3f}]':>22}" for x in (ET, Ep, Ed))
             print(f"{level:<6}{h:7.4f}{cells}")
+            curves[f"E_T, {level}, h = {h:.3f}"] = (sol.t.tolist(), ET)
+    saved = save_plot("cvt_energy", "CVT (ε = ½, Lobatto-2): total energy", "t", "E_T", curves)
+    if saved:
+        print(f"figure: {saved}")
 
 
 if __name__ == "__main__":

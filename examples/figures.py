@@ -1,0 +1,44 @@
+"""Optional figures for the examples: written to ``figures/`` when matplotlib (the ``plot``
+extra, ``pip install 'liemech[plot]'``) is installed, skipped otherwise."""
+
+import importlib.util
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+Series = Mapping[str, tuple[Sequence[float], Sequence[float]]]
+
+FIGURES = Path("figures")
+
+
+def save_plot(
+    name: str, title: str, xlabel: str, ylabel: str, series: Series,
+    scale: Literal["linear", "loglog", "semilogy"] = "linear",
+) -> Path | None:
+    """One figure with a line per entry of ``series`` (label → (x, y)) on the given axes scale.
+    Returns the PNG's path, or None without matplotlib."""
+    if importlib.util.find_spec("matplotlib") is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for label, (x, y) in series.items():
+        ax.plot(x, y, marker="o" if scale == "loglog" else None, markersize=3, label=label)
+    if scale == "loglog":
+        ax.set_xscale("log")
+    if scale != "linear":
+        ax.set_yscale("log")
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    FIGURES.mkdir(exist_ok=True)
+    path = FIGURES / f"{name}.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
