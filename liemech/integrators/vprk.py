@@ -319,7 +319,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
         g, mu = state.g, state.mu
-        s, n = self._s, self._n
+        s = self._s
         if state.lam is not None:
             self._lam_k = state.lam
         if self._guess is None:
