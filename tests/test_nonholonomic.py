@@ -36,6 +36,8 @@ def test_particle_orders(s: int) -> None:
         errors_lam.append(abs(float(sol.lam[-1, 0]) - float(lam_ref[-1])))
         constraint = max(abs(float(v[2] - q[1] * v[0])) for q, v in zip(sol.g, sol.eta))
         assert constraint <= 1e-14
+        energy = np.array([PARTICLE.energy(q, v) for q, v in zip(sol.g, sol.eta)])
+        assert float(np.max(np.abs(energy - energy[0]))) <= 10.0 * (PARTICLE.t_final / n) ** (2 * s - 2)
     h = [PARTICLE.t_final / n for n in STEPS]
     assert abs(estimate_order(h, errors_q).slope - (2 * s - 2)) <= 0.15
     assert abs(estimate_order(h, errors_v).slope - (2 * s - 2)) <= 0.15

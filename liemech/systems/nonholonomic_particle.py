@@ -42,6 +42,11 @@ class NonholonomicParticle:
         return Problem(self.system(), self.q0, self.initial_velocity(), nonholonomic=self.constraint())
 
     @staticmethod
+    def energy(q: Vector, v: Vector) -> float:
+        """E = ½|v|² + ½(x² + y²), a first integral (the constraint is linear and homogeneous in v)."""
+        return 0.5 * float(v @ v + q[0] ** 2 + q[1] ** 2)
+
+    @staticmethod
     def multiplier(q: Vector, v: Vector) -> float:
         """λ = (v_x v_y − x y)/(1 + y²) (spec 004-vector §7.1)."""
         return float((v[0] * v[1] - q[0] * q[1]) / (1.0 + q[1] ** 2))
