@@ -15,7 +15,18 @@ from liemech.groups import (
     RetractionKind,
     Rn,
 )
-from liemech.integrators import RK4, VPRK, Method, MidpointVI, SimpsonVI, Solution, SolverStats, Traits, integrate
+from liemech.integrators import (
+    RK4,
+    VPRK,
+    DiscreteGradientMultiplier,
+    Method,
+    MidpointVI,
+    SimpsonVI,
+    Solution,
+    SolverStats,
+    Traits,
+    integrate,
+)
 from liemech.mechanics import (
     HolonomicConstraint,
     Lagrangian,
@@ -37,6 +48,7 @@ __all__ = [
     "SO3",
     "VPRK",
     "ConvergenceError",
+    "DiscreteGradientMultiplier",
     "HolonomicConstraint",
     "Lagrangian",
     "LieGroup",

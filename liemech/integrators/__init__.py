@@ -1,5 +1,6 @@
 """Integrators and the ``integrate`` driver."""
 
+from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.integrators.midpoint_vi import MidpointVI
@@ -11,6 +12,7 @@ from liemech.integrators.vprk import VPRK
 __all__ = [
     "RK4",
     "VPRK",
+    "DiscreteGradientMultiplier",
     "Method",
     "MidpointVI",
     "NodeState",

@@ -1,0 +1,34 @@
+"""The Gonzalez discrete derivative (paper 001 eq. (19), spec §I.3), shared by every
+energy-conserving scheme:
+
+    D̄f(x, y) = Df(w) + S_f(x, y) (y − x),   S_f = [f(y) − f(x) − Df(w)·(y − x)] / |y − x|²,
+    w = (x + y)/2,
+
+so that D̄f(x, y)·(y − x) = f(y) − f(x) exactly. The quotient S_f is 0/0 when x = y; it is set to 0
+when its numerator is at the round-off level of f (the numerator is O(|y − x|³) for smooth f).
+"""
+
+from typing import Final
+
+import numpy as np
+
+from liemech.types import Vector
+
+ROUNDOFF: Final = 16.0 * float(np.finfo(np.float64).eps)
+
+
+def gonzalez_numerator(f_x: float, f_y: float, linear: float) -> float:
+    """f(y) − f(x) − Df(w)·(y − x) given ``linear`` = Df(w)·(y − x), or 0 at the round-off level."""
+    numerator = f_y - f_x - linear
+    return 0.0 if abs(numerator) <= ROUNDOFF * (abs(f_x) + abs(f_y) + abs(linear)) else numerator
+
+
+def gonzalez_quotient(f_x: float, f_y: float, gradient_mid: Vector, step: Vector) -> float:
+    """S_f = [f(y) − f(x) − Df(w)·(y − x)] / |y − x|² (0 where the numerator is round-off)."""
+    squared = float(step @ step)
+    return 0.0 if squared == 0.0 else gonzalez_numerator(f_x, f_y, float(gradient_mid @ step)) / squared
+
+
+def gonzalez_derivative(f_x: float, f_y: float, gradient_mid: Vector, step: Vector) -> Vector:
+    """D̄f(x, y) = Df(w) + S_f (y − x) (eq. (19)), from f(x), f(y), Df(w) and y − x."""
+    return gradient_mid + gonzalez_quotient(f_x, f_y, gradient_mid, step) * step
