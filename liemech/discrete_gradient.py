@@ -12,7 +12,7 @@ from typing import Final
 
 import numpy as np
 
-from liemech.types import Vector
+from liemech.types import Matrix, Vector
 
 ROUNDOFF: Final = 16.0 * float(np.finfo(np.float64).eps)
 
@@ -32,3 +32,17 @@ def gonzalez_quotient(f_x: float, f_y: float, gradient_mid: Vector, step: Vector
 def gonzalez_derivative(f_x: float, f_y: float, gradient_mid: Vector, step: Vector) -> Vector:
     """D̄f(x, y) = Df(w) + S_f (y − x) (eq. (19)), from f(x), f(y), Df(w) and y − x."""
     return gradient_mid + gonzalez_quotient(f_x, f_y, gradient_mid, step) * step
+
+
+def gonzalez_derivative_and_jacobian(
+    f_x: float, f_y: float, gradient_y: Vector, gradient_mid: Vector, hessian_mid: Matrix, step: Vector
+) -> tuple[Vector, Matrix]:
+    """D̄f(x, y) and its derivative with respect to y, for Newton:
+    ∂D̄f/∂y = ½∇²f(w) + S I + (y − x) ∂Sᵀ, ∂S = [∇f(y) − ∇f(w) − ½∇²f(w)(y − x) − 2S(y − x)]/|y − x|²."""
+    squared = float(step @ step)
+    S = gonzalez_quotient(f_x, f_y, gradient_mid, step)
+    jac = 0.5 * hessian_mid + S * np.eye(step.size)
+    if squared > 0.0:
+        d_S = (gradient_y - gradient_mid - 0.5 * hessian_mid @ step - 2.0 * S * step) / squared
+        jac = jac + np.outer(step, d_S)
+    return gradient_mid + S * step, jac

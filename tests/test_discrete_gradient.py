@@ -9,6 +9,7 @@ import pytest
 
 import liemech as lm
 from liemech.discrete_gradient import gonzalez_derivative
+from liemech.finite_differences import jacobian
 from liemech.systems.double_spherical_pendulum import DoubleSphericalPendulum
 from liemech.testing import estimate_order
 
@@ -69,3 +70,38 @@ def test_multiplier_scheme_rejects_what_it_cannot_do() -> None:
 
     with pytest.raises(ValueError, match="needs a holonomic constraint"):
         lm.integrate(HenonHeiles().problem(), lm.DiscreteGradientMultiplier(), h=0.1, n_steps=1)
+
+
+def test_penalty_conserves_its_energy_and_tends_to_the_multiplier_solution() -> None:
+    """H + μ|g|² is conserved to round-off; as μ grows the positions approach the Lagrange-multiplier
+    solution like 1/μ and −μ(g(q₀) + g(q₁)) approaches its λ (Prop. 3.2)."""
+    problem = PENDULUM.problem()
+    assert problem.holonomic is not None
+    constraint = problem.holonomic
+    reference = lm.integrate(problem, lm.DiscreteGradientMultiplier(), h=1e-3, n_steps=300)
+    assert reference.lam is not None
+    mus, gaps, lam_gaps = [1e3, 1e5, 1e7], [], []
+    for mu in mus:
+        sol = lm.integrate(problem, lm.DiscreteGradientPenalty(mu), h=1e-3, n_steps=300)
+        H = np.array([PENDULUM.energy(q, p) + mu * float(np.sum(constraint.value(q) ** 2)) for q, p in zip(sol.g, sol.mu)])
+        assert float(np.max(np.abs(H - H[0]))) <= 1e-12 * abs(H[0])
+        assert sol.lam is None
+        gaps.append(float(np.max(np.abs(np.array(sol.g) - np.array(reference.g)))))
+        lam_gaps.append(float(np.max(np.abs(sol.extras["penalty_multiplier"][-1] - reference.lam[-1]))))
+    assert abs(estimate_order([1.0 / mu for mu in mus], gaps).slope - 1.0) <= 0.05  # gap ∝ 1/μ
+    assert lam_gaps[0] > lam_gaps[1] > lam_gaps[2] and lam_gaps[2] <= 0.1 * float(np.max(np.abs(reference.lam[-1])))
+
+
+def test_penalty_jacobian_is_exact() -> None:
+    from liemech.integrators.discrete_gradient_penalty import PenaltyStepper
+
+    problem = PENDULUM.problem()
+    assert problem.holonomic is not None
+    stepper = PenaltyStepper(problem.system, problem.holonomic, 100.0, 0.01, lm.NewtonOptions())  # type: ignore[arg-type]
+    rng = np.random.default_rng(11)
+    x = np.concatenate([problem.g0 + 0.01 * rng.normal(size=6), problem.mu0 + 0.1 * rng.normal(size=6)])
+    _, J = stepper._residual(problem.g0, problem.mu0, x, True)
+    J_fd = jacobian(lambda y: stepper._residual(problem.g0, problem.mu0, y, False)[0], x, step=1e-5)
+    assert J is not None and np.max(np.abs(J - J_fd)) <= 1e-6 * float(np.max(np.abs(J)))
+    with pytest.raises(ValueError, match="mu must be a positive finite penalty parameter"):
+        lm.DiscreteGradientPenalty(-1.0)

@@ -1,6 +1,7 @@
 """Integrators and the ``integrate`` driver."""
 
 from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
+from liemech.integrators.discrete_gradient_penalty import DiscreteGradientPenalty
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.integrators.midpoint_vi import MidpointVI
@@ -13,6 +14,7 @@ __all__ = [
     "RK4",
     "VPRK",
     "DiscreteGradientMultiplier",
+    "DiscreteGradientPenalty",
     "Method",
     "MidpointVI",
     "NodeState",

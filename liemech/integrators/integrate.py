@@ -10,6 +10,7 @@ import numpy as np
 from liemech.integrators.method import Method, NodeState
 from liemech.integrators.solution import Solution, SolverStats
 from liemech.mechanics.problem import Problem
+from liemech.types import Vector
 
 P = TypeVar("P")
 
@@ -53,6 +54,8 @@ def integrate(
     Nodes t_k = k·h are stored for k a multiple of ``store_every`` (and the last node), which keeps
     memory bounded on long runs; ``progress`` prints a line to stderr at every tenth of the run.
     Raises ConvergenceError (step, time, residual) if a step's equations cannot be solved.
+    ``sol.lam`` holds the multipliers of methods that carry them (None otherwise); ``sol.extras``
+    the methods' per-step quantities, one row per stored step (row i: the step ending at t[i + 1]).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
@@ -66,6 +69,7 @@ def integrate(
     state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
     t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
     lams = [state.lam]
+    extras: dict[str, list[Vector]] = {}
     started = time.perf_counter()
     tenth = max(1, n // 10)
     for k in range(n):
@@ -78,9 +82,12 @@ def integrate(
             lams.append(state.lam)
             iters.append(report.iterations)
             residuals.append(report.residual)
+            for name, value in report.extras.items():
+                extras.setdefault(name, []).append(value)
         if progress and (k + 1) % tenth == 0:
             print(f"{method.name}: step {k + 1}/{n}, t = {(k + 1) * h:.6g}, "
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
-    lam = None if lam0 is None else np.array(lams, dtype=np.float64)
-    return Solution(np.array(t), gs, np.array(etas), np.array(mus), lam, stats)
+    lam = None if state.lam is None or lam0 is None else np.array(lams, dtype=np.float64)
+    return Solution(np.array(t), gs, np.array(etas), np.array(mus), lam, stats,
+                    {name: np.array(rows, dtype=np.float64) for name, rows in extras.items()})

@@ -1,7 +1,8 @@
 """What every integrator offers ``integrate``: traits and a one-step map."""
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from liemech.mechanics.problem import Problem
@@ -33,10 +34,12 @@ class NodeState(Generic[P]):
 
 @dataclass(frozen=True)
 class StepReport:
-    """Newton's effort for one step."""
+    """Newton's effort for one step, and named quantities of the step that do not live at the
+    nodes (each method documents where they live in time)."""
 
     iterations: int
     residual: float
+    extras: Mapping[str, Vector] = field(default_factory=dict)
 
 
 class Stepper(ABC, Generic[P]):
