@@ -18,6 +18,7 @@ from liemech.groups import (
 from liemech.integrators import (
     RK4,
     VPRK,
+    DiscreteGradientAugmentedLagrange,
     DiscreteGradientMultiplier,
     DiscreteGradientPenalty,
     Method,
@@ -49,6 +50,7 @@ __all__ = [
     "SO3",
     "VPRK",
     "ConvergenceError",
+    "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
     "HolonomicConstraint",

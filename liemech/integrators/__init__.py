@@ -1,5 +1,6 @@
 """Integrators and the ``integrate`` driver."""
 
+from liemech.integrators.discrete_gradient_augmented import DiscreteGradientAugmentedLagrange
 from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
 from liemech.integrators.discrete_gradient_penalty import DiscreteGradientPenalty
 from liemech.integrators.integrate import integrate
@@ -13,6 +14,7 @@ from liemech.integrators.vprk import VPRK
 __all__ = [
     "RK4",
     "VPRK",
+    "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
     "Method",
