@@ -8,6 +8,7 @@ so that D̄f(x, y)·(y − x) = f(y) − f(x) exactly. The quotient S_f is 0/0 w
 when its numerator is at the round-off level of f (the numerator is O(|y − x|³) for smooth f).
 """
 
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -46,3 +47,16 @@ def gonzalez_derivative_and_jacobian(
         d_S = (gradient_y - gradient_mid - 0.5 * hessian_mid @ step - 2.0 * S * step) / squared
         jac = jac + np.outer(step, d_S)
     return gradient_mid + S * step, jac
+
+
+def invariant_discrete_derivative(
+    F: Callable[[float], float], dF: Callable[[float], float], s_x: float, s_y: float, grad_s_mid: Vector
+) -> Vector:
+    """The equivariant (invariant-based) discrete derivative of f = F ∘ s with s quadratic (a squared
+    length, spec §I.9): D̄f = [F(s(y)) − F(s(x))]/(s(y) − s(x)) ∇s(w), with F′(s(w)) where the
+    difference quotient is 0/0. Exact (D̄f·(y − x) = f(y) − f(x), since ∇s(w)·(y − x) = s(y) − s(x))
+    and equivariant under every symmetry that preserves s."""
+    difference = s_y - s_x
+    if abs(difference) <= ROUNDOFF * (abs(s_x) + abs(s_y)):
+        return dF(0.5 * (s_x + s_y)) * grad_s_mid
+    return (F(s_y) - F(s_x)) / difference * grad_s_mid

@@ -147,3 +147,65 @@ def test_augmented_subproblem_conserves_the_augmented_hamiltonian(variant: str) 
     q0, p0 = problem.g0, problem.mu0
     x, _ = stepper.solve_step(q0, p0, stepper.predictor(q0, p0), 0)
     assert abs(augmented(x[:6], x[6:]) - augmented(q0, p0)) <= 1e-12 * abs(augmented(q0, p0))
+
+
+@pytest.mark.slow
+def test_director_top_against_the_heavy_top_on_so3() -> None:
+    """The six-constraint director top (R = [d₁ d₂ d₃]) with the multiplier scheme: order 2 against a
+    DOP853 solution of the same body on SO(3); energy, vertical angular momentum and the
+    orthonormality constraints to round-off."""
+    from liemech.systems.director_top import DirectorTop
+
+    director = DirectorTop()
+    problem = director.problem()
+    assert problem.holonomic is not None
+    R_ref, _ = director.equivalent_top().reference(np.array([1.0]))
+    steps, errors = [50, 100, 200], []
+    for n in steps:
+        sol = lm.integrate(problem, lm.DiscreteGradientMultiplier(), h=1.0 / n, n_steps=n)
+        errors.append(float(np.max(np.abs(director.rotation(sol.g[-1]) - R_ref[-1]))))
+        E = np.array([director.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+        L = np.array([director.vertical_angular_momentum(q, p) for q, p in zip(sol.g, sol.mu)])
+        assert float(np.max(np.abs(E - E[0]))) <= 1e-12 * abs(E[0])
+        assert float(np.max(np.abs(L - L[0]))) <= 1e-13
+        assert max(float(np.max(np.abs(problem.holonomic.value(q)))) for q in sol.g) <= 1e-14
+    assert abs(estimate_order([1.0 / n for n in steps], errors).slope - 2.0) <= 0.1
+
+
+def test_condition_numbers() -> None:
+    """Spec §I.8 on the pendulum released from rest with collinear horizontal rods: the multiplier
+    scheme's Newton matrix has cond ∝ h⁻³ with the printed rows and ∝ h⁻² with rows scaled by h;
+    the penalty's grows like (μh)² while μh² ≲ 1."""
+    from liemech.integrators.conditioning import newton_condition_number
+
+    pendulum = DoubleSphericalPendulum(q0=np.array([1.0, 0.0, 0.0, 2.0, 0.0, 0.0]), v0=np.zeros(6))
+    problem = pendulum.problem()
+    steps = [1e-2, 1e-3, 1e-4]
+    printed = [newton_condition_number(problem, lm.DiscreteGradientMultiplier(), h) for h in steps]
+    scaled = [newton_condition_number(problem, lm.DiscreteGradientMultiplier(), h, "scaled") for h in steps]
+    def exponent(x: list[float], y: list[float]) -> float:
+        return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+    assert abs(exponent(steps, printed) + 3.0) <= 0.05
+    assert abs(exponent(steps, scaled) + 2.0) <= 0.05
+    assert abs(printed[1] * 1e-9 - 5.24) <= 0.05 and abs(scaled[1] * 1e-6 - 11.7) <= 0.2  # spec §I.8 values
+    mus = [1e5, 1e6, 1e7]
+    penalty = [newton_condition_number(problem, lm.DiscreteGradientPenalty(mu), 1e-4) for mu in mus]
+    assert abs(exponent(mus, penalty) - 2.0) <= 0.3
+
+
+def test_invariant_discrete_derivative_is_exact_and_equivariant() -> None:
+    """f(q) = F(|q|²) with F(s) = sin s: D̄f(x, y)·(y − x) = f(y) − f(x), and D̄f(Rx, Ry) = R D̄f(x, y)
+    for a rotation R (the Gonzalez form (19) is not equivariant in general)."""
+    from liemech.discrete_gradient import invariant_discrete_derivative
+
+    def D(x: lm.Vector, y: lm.Vector) -> lm.Vector:
+        return invariant_discrete_derivative(math.sin, math.cos, float(x @ x), float(y @ y), x + y)  # ∇|q|² = 2q
+
+    rng = np.random.default_rng(12)
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    assert abs(float(D(x, y) @ (y - x)) - (math.sin(float(y @ y)) - math.sin(float(x @ x)))) <= 1e-14
+    R = lm.SO3().random_point(rng)
+    assert np.max(np.abs(D(R @ x, R @ y) - R @ D(x, y))) <= 1e-14
+    z = x / np.linalg.norm(x) * np.linalg.norm(y)  # same length: the 0/0 case
+    assert np.max(np.abs(D(z, y) - math.cos(float(y @ y)) * (z + y))) <= 1e-14
