@@ -85,6 +85,8 @@ def test_penalty_conserves_its_energy_and_tends_to_the_multiplier_solution() -> 
         sol = lm.integrate(problem, lm.DiscreteGradientPenalty(mu), h=1e-3, n_steps=300)
         H = np.array([PENDULUM.energy(q, p) + mu * float(np.sum(constraint.value(q) ** 2)) for q, p in zip(sol.g, sol.mu)])
         assert float(np.max(np.abs(H - H[0]))) <= 1e-12 * abs(H[0])
+        L = np.array([PENDULUM.angular_momentum(q, p) for q, p in zip(sol.g, sol.mu)])
+        assert float(np.max(np.abs(L - L[0]))) <= 1e-13
         assert sol.lam is None
         gaps.append(float(np.max(np.abs(np.array(sol.g) - np.array(reference.g)))))
         lam_gaps.append(float(np.max(np.abs(sol.extras["penalty_multiplier"][-1] - reference.lam[-1]))))
@@ -121,6 +123,8 @@ def test_augmented_lagrange_converges_to_the_multiplier_step() -> None:
         sol = lm.integrate(problem, method, h=1e-3, n_steps=100)
         assert max(float(np.max(np.abs(constraint.value(q)))) for q in sol.g) <= 1e-10
         assert float(np.max(np.abs(np.array(sol.g) - np.array(reference.g)))) <= 1e-9
+        L = np.array([PENDULUM.angular_momentum(q, p) for q, p in zip(sol.g, sol.mu)])
+        assert float(np.max(np.abs(L - L[0]))) <= 1e-13
         assert sol.lam is not None
         # λ is determined only to ≈ 2μ·|g| ≤ 2μ·tol at the stopping tolerance (spec §I.9)
         assert float(np.max(np.abs(sol.lam[-1] - reference.lam[-1]))) <= 4.0 * 1e7 * 1e-10
