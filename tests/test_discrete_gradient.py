@@ -99,7 +99,7 @@ def test_penalty_jacobian_is_exact() -> None:
 
     problem = PENDULUM.problem()
     assert problem.holonomic is not None
-    stepper = PenaltyStepper(problem.system, problem.holonomic, 100.0, 0.01, lm.NewtonOptions())  # type: ignore[arg-type]
+    stepper = PenaltyStepper(problem.system, problem.holonomic, 2, 100.0, 0.01, lm.NewtonOptions())  # type: ignore[arg-type]
     rng = np.random.default_rng(11)
     x = np.concatenate([problem.g0 + 0.01 * rng.normal(size=6), problem.mu0 + 0.1 * rng.normal(size=6)])
     _, J = stepper._residual(problem.g0, problem.mu0, x, True)
@@ -140,7 +140,7 @@ def test_augmented_subproblem_conserves_the_augmented_hamiltonian(variant: str) 
     problem = PENDULUM.problem()
     assert problem.holonomic is not None
     constraint, mu = problem.holonomic, 1e4
-    stepper = PenaltyStepper(problem.system, constraint, mu, 1e-2, lm.NewtonOptions(jacobian="every"),  # type: ignore[arg-type]
+    stepper = PenaltyStepper(problem.system, constraint, 2, mu, 1e-2, lm.NewtonOptions(jacobian="every"),  # type: ignore[arg-type]
                              variant)
     stepper.lam = np.array([3.0, -2.0])
 

@@ -10,23 +10,20 @@ instead of the paper's λ⁰ = 0. ``sol.lam`` holds the step's effective multipl
 and ``sol.extras["al_iterations"]`` the Uzawa iterations of each step.
 """
 
-from typing import Literal, TypeVar, cast
+from typing import Literal
 
 import numpy as np
 
-from liemech.groups.euclidean import Rn
 from liemech.integrators.discrete_gradient_penalty import PenaltyStepper
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import EnergyConservingConstrainedMethod, checked_penalty
+from liemech.integrators.method import NodeState, Stepper, StepReport
 from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.newton import ConvergenceError, NewtonOptions
 from liemech.types import Vector
 
-P = TypeVar("P")
 
-
-class DiscreteGradientAugmentedLagrange(Method):
+class DiscreteGradientAugmentedLagrange(EnergyConservingConstrainedMethod):
     """Energy-conserving augmented-Lagrange method (order 2), on Rⁿ with constant mass."""
 
     def __init__(
@@ -39,34 +36,22 @@ class DiscreteGradientAugmentedLagrange(Method):
         max_iterations: int = 200,
         newton: NewtonOptions | None = None,
     ) -> None:
-        if not (isinstance(mu, (int, float)) and np.isfinite(mu) and mu > 0.0):
-            raise ValueError(f"mu must be a positive finite penalty parameter, got {mu!r}")
         if not tol > 0.0:
             raise ValueError(f"tol must be positive, got {tol!r}")
         if variant not in ("paper", "modified"):
             raise ValueError(f"variant must be 'paper' (eq. (40)) or 'modified' (eq. (31)), got {variant!r}")
-        self.mu, self.tol, self.variant = float(mu), float(tol), variant
+        if max_iterations < 1:
+            raise ValueError(f"max_iterations must be at least 1, got {max_iterations!r}")
+        self.mu, self.tol, self.variant = checked_penalty(mu), float(tol), variant
         self.warm_start, self.max_iterations = warm_start, max_iterations
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton
         self.name = f"DiscreteGradientAugmentedLagrange(mu={mu:g}, tol={tol:g}, variant={variant!r})"
 
-    @property
-    def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True)
-
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        system = problem.system
-        if not isinstance(problem.group, Rn):
-            raise TypeError(f"{self.name} works on Rn(n) configuration spaces, got {problem.group!r}")
-        if problem.holonomic is None:
-            raise ValueError(f"{self.name} needs a holonomic constraint (Problem(..., holonomic=...))")
-        if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
-            raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
-        inner = PenaltyStepper(cast(MechanicalSystem[Vector], system), cast(HolonomicConstraint[Vector],
-                               problem.holonomic), self.mu, h, self.newton,
+    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
+                            n_constraints: int, h: float) -> Stepper[Vector]:
+        inner = PenaltyStepper(system, constraint, n_constraints, self.mu, h, self.newton,
                                "midpoint" if self.variant == "paper" else "endpoint")
-        return cast(Stepper[P], AugmentedLagrangeStepper(self, inner, cast(HolonomicConstraint[Vector],
-                                                                           problem.holonomic), h))
+        return AugmentedLagrangeStepper(self, inner, constraint, h)
 
 
 class AugmentedLagrangeStepper(Stepper[Vector]):

@@ -9,23 +9,18 @@ eq. (23), spec §I.5) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constr
 sign, λ = −λ_paper). H(q₁, p₁) = H(q₀, p₀) and g(q₁) = 0 to round-off; second order.
 """
 
-from typing import TypeVar, cast
-
 import numpy as np
 
 from liemech.discrete_gradient import gonzalez_numerator
-from liemech.groups.euclidean import Rn
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import EnergyConservingConstrainedMethod
+from liemech.integrators.method import NodeState, Stepper, StepReport
 from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.newton import NewtonOptions, solve
 from liemech.types import Matrix, Vector
 
-P = TypeVar("P")
 
-
-class DiscreteGradientMultiplier(Method):
+class DiscreteGradientMultiplier(EnergyConservingConstrainedMethod):
     """Energy-conserving Lagrange-multiplier method (order 2, not symplectic), on Rⁿ with constant
     mass and holonomic constraints."""
 
@@ -34,21 +29,9 @@ class DiscreteGradientMultiplier(Method):
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton
         self.name = "DiscreteGradientMultiplier()"
 
-    @property
-    def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True)
-
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        system = problem.system
-        if not isinstance(problem.group, Rn):
-            raise TypeError(f"{self.name} works on Rn(n) configuration spaces, got {problem.group!r}")
-        if problem.holonomic is None:
-            raise ValueError(f"{self.name} needs a holonomic constraint (Problem(..., holonomic=...))")
-        if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
-            raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
-        flat_system = cast(MechanicalSystem[Vector], system)
-        constraint = cast(HolonomicConstraint[Vector], problem.holonomic)
-        return cast(Stepper[P], MultiplierStepper(flat_system, constraint, h, self.newton))
+    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
+                            n_constraints: int, h: float) -> Stepper[Vector]:
+        return MultiplierStepper(system, constraint, h, self.newton)
 
 
 class MultiplierStepper(Stepper[Vector]):

@@ -11,47 +11,28 @@ derivative of g_i², so H + μ|g|² is conserved to round-off. The rods become s
 step's midpoint t_{k+½}.
 """
 
-from typing import TypeVar, cast
-
 import numpy as np
 
 from liemech.discrete_gradient import gonzalez_derivative_and_jacobian, gonzalez_numerator
-from liemech.groups.euclidean import Rn
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.flat import EnergyConservingConstrainedMethod, checked_penalty
+from liemech.integrators.method import NodeState, Stepper, StepReport
 from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.newton import NewtonOptions, solve
 from liemech.types import Matrix, Vector
 
-P = TypeVar("P")
 
-
-class DiscreteGradientPenalty(Method):
+class DiscreteGradientPenalty(EnergyConservingConstrainedMethod):
     """Energy-conserving penalty method with parameter μ > 0 (order 2), on Rⁿ with constant mass."""
 
     def __init__(self, mu: float, newton: NewtonOptions | None = None) -> None:
-        if not (isinstance(mu, (int, float)) and np.isfinite(mu) and mu > 0.0):
-            raise ValueError(f"mu must be a positive finite penalty parameter, got {mu!r}")
-        self.mu = float(mu)
+        self.mu = checked_penalty(mu)
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton
         self.name = f"DiscreteGradientPenalty(mu={mu:g})"
 
-    @property
-    def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True)
-
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        system = problem.system
-        if not isinstance(problem.group, Rn):
-            raise TypeError(f"{self.name} works on Rn(n) configuration spaces, got {problem.group!r}")
-        if problem.holonomic is None:
-            raise ValueError(f"{self.name} needs a holonomic constraint (Problem(..., holonomic=...))")
-        if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
-            raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
-        return cast(Stepper[P], PenaltyStepper(cast(MechanicalSystem[Vector], system),
-                                               cast(HolonomicConstraint[Vector], problem.holonomic),
-                                               self.mu, h, self.newton))
+    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
+                            n_constraints: int, h: float) -> Stepper[Vector]:
+        return PenaltyStepper(system, constraint, n_constraints, self.mu, h, self.newton)
 
 
 class PenaltyStepper(Stepper[Vector]):
@@ -64,14 +45,14 @@ class PenaltyStepper(Stepper[Vector]):
     mean of g over the step.
     """
 
-    def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], mu: float,
-                 h: float, newton: NewtonOptions, variant: str = "midpoint") -> None:
+    def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], n_constraints: int,
+                 mu: float, h: float, newton: NewtonOptions, variant: str = "midpoint") -> None:
         assert system.constant_inertia is not None
         self._system, self._constraint, self._mu, self._h, self._newton = system, constraint, mu, h, newton
         self._M_inv = np.linalg.inv(system.constant_inertia)
         self._n = system.group.dim
         self._variant = variant
-        self.lam = np.zeros(constraint.value(np.zeros(self._n)).size)
+        self.lam = np.zeros(n_constraints)
 
     def _constraint_force(self, q0: Vector, q1: Vector) -> tuple[Vector, Matrix]:
         """The discrete derivative of ⟨λ, g⟩ + μ|g|² and its derivative with respect to q₁."""

@@ -81,7 +81,6 @@ class _Stage(NamedTuple, Generic[P]):
     A: Matrix  # dτ(Ξʲ)
     Dt: Tensor  # ddτ(Ξʲ, ·) as a tensor
     D: Matrix  # ddτ(Ξʲ, Hʲ)
-    Ad: Matrix  # Ad(τ(Ξʲ))
     Adm: Matrix  # Ad(τ(Ξʲ)⁻¹)
     B: Matrix  # constraint-force direction: L*DΦ(Gʲ) (holonomic) or ∂φ/∂η(Gʲ, ηʲ) (nonholonomic)
 
@@ -182,7 +181,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         ND = np.empty((s, n))  # Nʲ + ddτ(Ξʲ, Hʲ)ᵀ Πʲ
         pulled = np.empty((s, n))  # Ad(τ(Ξʲ)⁻¹)ᵀ fʲ
         stages: list[_Stage[P]] = []
-        G_stages, Ad_stages, phi_rows = [], [], []
+        T_stages, G_stages, phi_rows = [], [], []
         for j in range(s):
             T_j = tau.tau(Xi[j])
             A_j = tau.dtau(Xi[j])
@@ -201,15 +200,14 @@ class VPRKStepper(Stepper[P], Generic[P]):
                 B_j = self._nonholonomic().derivative_eta(G_j, eta_j)
             if m:
                 f_j = f_j + B_j.T @ Lam[j]
-            Ad_j = G.Ad(T_j)
             Adm_j = G.Ad(G.inverse(T_j))
             Pi[j] = A_j.T @ mu_j
             ND[j] = A_j.T @ f_j + D_j.T @ Pi[j]
             pulled[j] = Adm_j.T @ f_j
+            T_stages.append(T_j)
             G_stages.append(G_j)
-            Ad_stages.append(Ad_j)
             if Dt_j is not None:
-                stages.append(_Stage(G_j, eta_j, mu_j, f_j, Lam[j], A_j, Dt_j, D_j, Ad_j, Adm_j, B_j))
+                stages.append(_Stage(G_j, eta_j, mu_j, f_j, Lam[j], A_j, Dt_j, D_j, Adm_j, B_j))
         T_xi = tau.tau(xi)
         Ad_xi = G.Ad(T_xi)
         mu_next = Ad_xi.T @ (mu + h * (self._b @ pulled))  # (28)
@@ -217,15 +215,16 @@ class VPRKStepper(Stepper[P], Generic[P]):
         g_next = G.compose(g, T_xi)
         parts = [(Pi + h * (self._C @ ND) - (A_xi.T @ mu_next)[None, :]).ravel()]
         v_next = np.zeros(n)
-        momentum_stages: list[tuple[Vector, Vector]] = []
+        momentum_stages: list[tuple[Vector, Vector, Matrix]] = []  # (μⁱ, vⁱ, Ad(τ(Ξⁱ))), i ≥ 2
         if holonomic:
             v_next = L.velocity(g_next, mu_next)
             parts += [*phi_rows, self._jacobian_of(g_next) @ v_next]
         elif nonholonomic:
             for i in range(1, s):
-                mu_i = Ad_stages[i].T @ (mu + h * (self._A[i] @ pulled))
+                Ad_i = G.Ad(T_stages[i])
+                mu_i = Ad_i.T @ (mu + h * (self._A[i] @ pulled))
                 v_i = L.velocity(G_stages[i], mu_i)
-                momentum_stages.append((mu_i, v_i))
+                momentum_stages.append((mu_i, v_i, Ad_i))
                 parts.append(self._nonholonomic().value(G_stages[i], v_i))
         R = np.concatenate(parts)
         if not jacobian:
@@ -244,7 +243,7 @@ class VPRKStepper(Stepper[P], Generic[P]):
         Ad_xi: Matrix,
         g_next: P,
         v_next: Vector,
-        momentum_stages: list[tuple[Vector, Vector]],
+        momentum_stages: list[tuple[Vector, Vector, Matrix]],
     ) -> Matrix:
         """∂(residual)/∂(H, Λ) by the chain rule through (Ξʲ, Hʲ, Λʲ)."""
         h, s, n, m = self._h, self._s, self._n, self._m
@@ -305,10 +304,10 @@ class VPRKStepper(Stepper[P], Generic[P]):
         elif m:
             # ψ_i = φ(Gⁱ, vⁱ) with μ(Gⁱ, vⁱ) = μⁱ = Ad(τ(Ξⁱ))ᵀ[μ_k + h Σ_j a_ij Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]
             constraint = self._nonholonomic()
-            for i, (mu_i, v_i) in enumerate(momentum_stages, start=1):
+            for i, (mu_i, v_i, Ad_i) in enumerate(momentum_stages, start=1):
                 st = stages[i]
                 zeta = spread(i, st.A, None, None)
-                d_mu_i = self._coad(mu_i) @ zeta + st.Ad.T @ np.einsum("j,jat->at", h * self._A[i], dQ)
+                d_mu_i = self._coad(mu_i) @ zeta + Ad_i.T @ np.einsum("j,jat->at", h * self._A[i], dQ)
                 M_eta = L.momentum_d_eta(st.G, v_i)
                 d_v = np.linalg.solve(M_eta, d_mu_i - L.momentum_d_g(st.G, v_i) @ zeta)
                 rows.append(constraint.derivative_g(self._group, st.G, v_i) @ zeta

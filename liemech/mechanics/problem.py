@@ -9,7 +9,7 @@ from liemech.groups.validation import checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
-from liemech.types import Vector
+from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
 
@@ -109,21 +109,26 @@ class Problem(Generic[P]):
         return 0
 
 
+def _full_row_rank(J: Matrix, m: int, dim: int, what: str, remedy: str) -> None:
+    """Raise ValueError unless the (m, dim) matrix J has shape (m, dim) and rank m (to RANK_TOL)."""
+    if J.shape != (m, dim):
+        raise ValueError(f"{what} must have shape ({m}, {dim}), got {J.shape}")
+    sigma = np.linalg.svd(J, compute_uv=False)
+    cutoff = RANK_TOL * max(float(sigma[0]), 1e-300)
+    if m > dim or sigma[-1] <= cutoff:
+        raise ValueError(
+            f"{what} has rank {int(np.sum(sigma > cutoff))} < m = {m} "
+            f"(singular values {np.array2string(sigma, precision=3)}); {remedy}"
+        )
+
+
 def _check_holonomic(
     group: LieGroup[P], constraint: HolonomicConstraint[P], g0: P, eta0: Vector, tol: float
 ) -> None:
     phi = constraint.value(g0)
     B = constraint.trivialised_jacobian(group, g0)
-    m = phi.shape[0]
-    if B.shape != (m, group.dim):
-        raise ValueError(f"holonomic: the Jacobian must have shape ({m}, {group.dim}), got {B.shape}")
-    sigma = np.linalg.svd(B, compute_uv=False)
-    if m > group.dim or sigma[-1] <= RANK_TOL * max(float(sigma[0]), 1e-300):
-        rank = int(np.sum(sigma > RANK_TOL * max(float(sigma[0]), 1e-300)))
-        raise ValueError(
-            f"holonomic: the constraint Jacobian at g0 has rank {rank} < m = {m} "
-            f"(singular values {np.array2string(sigma, precision=3)}); remove redundant constraints"
-        )
+    _full_row_rank(B, phi.shape[0], group.dim, "holonomic: the constraint Jacobian at g0",
+                   "remove redundant constraints")
     position_defect = float(np.max(np.abs(phi)))
     velocity_defect = float(np.max(np.abs(B @ eta0)))
     if position_defect > tol or velocity_defect > tol * max(1.0, float(np.max(np.abs(eta0)))):
@@ -139,15 +144,8 @@ def _check_nonholonomic(
 ) -> None:
     phi = constraint.value(g0, eta0)
     D = constraint.derivative_eta(g0, eta0)
-    m, d = phi.shape[0], system.group.dim
-    if D.shape != (m, d):
-        raise ValueError(f"nonholonomic: ∂φ/∂η must have shape ({m}, {d}), got {D.shape}")
-    sigma = np.linalg.svd(D, compute_uv=False)
-    if m > d or sigma[-1] <= RANK_TOL * max(float(sigma[0]), 1e-300):
-        raise ValueError(
-            f"nonholonomic: ∂φ/∂η at (g0, eta0) is not of full rank m = {m} (singular values "
-            f"{np.array2string(sigma, precision=3)}): the constraints are not admissible"
-        )
+    _full_row_rank(D, phi.shape[0], system.group.dim, "nonholonomic: ∂φ/∂η at (g0, eta0)",
+                   "the constraints are not admissible")
     C = D @ np.linalg.solve(system.momentum_d_eta(g0, eta0), D.T)
     if np.linalg.cond(C) > 1.0 / RANK_TOL:
         raise ValueError(f"nonholonomic: C = ∂φ/∂η M⁻¹ ∂φ/∂ηᵀ is singular (cond {np.linalg.cond(C):.3e}): "

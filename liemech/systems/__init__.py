@@ -4,8 +4,8 @@ from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.chaotic_nonholonomic import ChaoticNonholonomic
 from liemech.systems.cvt import CVT
-from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.director_top import DirectorTop
+from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.double_spherical_pendulum import DoubleSphericalPendulum
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop

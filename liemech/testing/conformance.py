@@ -12,6 +12,7 @@ from typing import Final, TypeVar
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 
 from liemech.finite_differences import derivative_along, jacobian
 from liemech.groups.base import LieGroup, Retraction
@@ -127,9 +128,7 @@ def dexp_series(ad_xi: Matrix) -> Matrix:
 
 def dexp_inv_series(ad_xi: Matrix) -> Matrix:
     """(d^L exp_ξ)⁻¹ = Σ_k B_k/k! (−ad_ξ)^k with B₁ = −½: I + ½ad + ad²/12 − ad⁴/720 + …"""
-    from scipy.special import bernoulli
-
-    b = bernoulli(_SERIES_TERMS)
+    b = scipy.special.bernoulli(_SERIES_TERMS)
     b[1] = -0.5
     n = ad_xi.shape[0]
     power, total = np.eye(n), np.eye(n)
