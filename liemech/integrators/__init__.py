@@ -3,6 +3,10 @@
 from liemech.integrators.discrete_gradient_augmented import DiscreteGradientAugmentedLagrange
 from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
 from liemech.integrators.discrete_gradient_penalty import DiscreteGradientPenalty
+from liemech.integrators.ggl_base import InitialGuess
+from liemech.integrators.ggl_energy_momentum import GGLEnergyMomentum, GonzalezEnergyMomentum
+from liemech.integrators.ggl_theta import GGLThetaA, GGLThetaB
+from liemech.integrators.ggl_variational_euler import GGLVariationalEuler
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.integrators.midpoint_vi import MidpointVI
@@ -17,6 +21,12 @@ __all__ = [
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
+    "GGLEnergyMomentum",
+    "GGLThetaA",
+    "GGLThetaB",
+    "GGLVariationalEuler",
+    "GonzalezEnergyMomentum",
+    "InitialGuess",
     "Method",
     "MidpointVI",
     "NodeState",

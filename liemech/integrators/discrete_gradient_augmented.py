@@ -26,6 +26,8 @@ from liemech.types import Vector
 class DiscreteGradientAugmentedLagrange(EnergyConservingConstrainedMethod):
     """Energy-conserving augmented-Lagrange method (order 2), on Rⁿ with constant mass."""
 
+    exact_constraint = False
+
     def __init__(
         self,
         mu: float,

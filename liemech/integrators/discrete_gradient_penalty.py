@@ -25,6 +25,8 @@ from liemech.types import Matrix, Vector
 class DiscreteGradientPenalty(EnergyConservingConstrainedMethod):
     """Energy-conserving penalty method with parameter μ > 0 (order 2), on Rⁿ with constant mass."""
 
+    exact_constraint = False
+
     def __init__(self, mu: float, newton: NewtonOptions | None = None) -> None:
         self.mu = checked_penalty(mu)
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton

@@ -34,13 +34,9 @@ class FlatMethod(Method):
         """The one-step map for ``lagrangian`` on Rⁿ with step h."""
 
 
-class EnergyConservingConstrainedMethod(Method):
-    """A discrete-gradient method of paper 001: H = ½pᵀM⁻¹p + U(q) on Rⁿ with constant M and
-    holonomic constraints; second order, energy-conserving, not symplectic."""
-
-    @property
-    def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True)
+class ConstrainedFlatMethod(Method):
+    """A method for ½vᵀMv − V(q) on Rⁿ with constant M and holonomic constraints g(q) = 0
+    (papers 000, 001, 003); other problems get a clear error."""
 
     def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
         _require_rn(problem, self.name)
@@ -59,6 +55,19 @@ class EnergyConservingConstrainedMethod(Method):
     def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
                             n_constraints: int, h: float) -> Stepper[Vector]:
         """The one-step map for ``system`` with ``constraint`` (m = n_constraints) and step h."""
+
+
+class EnergyConservingConstrainedMethod(ConstrainedFlatMethod):
+    """A discrete-gradient method of paper 001: H = ½pᵀM⁻¹p + U(q) on Rⁿ with constant M and
+    holonomic constraints; second order, energy-conserving, not symplectic."""
+
+    exact_constraint = True
+    """Whether g(q_{n+1}) = 0 holds to round-off (not for the penalty and augmented-Lagrange schemes)."""
+
+    @property
+    def traits(self) -> Traits:
+        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True,
+                      constraints_at_step_end=("position",) if self.exact_constraint else ())
 
 
 def checked_penalty(mu: object) -> float:

@@ -3,7 +3,7 @@
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from liemech.mechanics.problem import Problem
 from liemech.types import Vector
@@ -11,14 +11,22 @@ from liemech.types import Vector
 P = TypeVar("P")
 
 
+ConstraintKind = Literal["position", "velocity", "nonholonomic"]
+
+
 @dataclass(frozen=True)
 class Traits:
-    """Properties the theory guarantees for a method (spec 004: Thm 6.1 and §3.7)."""
+    """Properties the theory guarantees for a method (spec 004: Thm 6.1 and §3.7; spec 000 §E.1).
+
+    ``constraints_at_step_end`` lists the constraints of a problem that hold at every node t_{n+1}
+    (to round-off): "position" Φ(q) = 0, "velocity" its derivative B(q)η = 0 (for the Rⁿ schemes
+    G(q)M⁻¹p = 0 or G(q)v = 0, as the method documents), "nonholonomic" φ(g, η) = 0."""
 
     order: int
     symplectic: bool
     conserves_energy: bool
     conserves_momentum_maps: bool
+    constraints_at_step_end: tuple[ConstraintKind, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ class VPRK(Method):
     @property
     def traits(self) -> Traits:
         return Traits(order=self.tableau.order, symplectic=True, conserves_energy=False,
-                      conserves_momentum_maps=True)
+                      conserves_momentum_maps=True,
+                      constraints_at_step_end=("position", "velocity", "nonholonomic"))
 
     def stepper(self, problem: Problem[P], h: float) -> "VPRKStepper[P]":
         constraint = problem.holonomic if problem.holonomic is not None else problem.nonholonomic

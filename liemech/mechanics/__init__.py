@@ -1,6 +1,7 @@
 """Lagrangians on configuration spaces, constraints and initial-value problems."""
 
 from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
@@ -13,5 +14,6 @@ __all__ = [
     "MechanicalSystem",
     "NonholonomicConstraint",
     "Problem",
+    "QuadraticInvariantPotential",
     "project_to_constraints",
 ]
