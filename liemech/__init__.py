@@ -18,6 +18,7 @@ from liemech.groups import (
 from liemech.integrators import (
     RK4,
     VPRK,
+    BobenkoSurisTop,
     DiscreteGradientAugmentedLagrange,
     DiscreteGradientMultiplier,
     DiscreteGradientPenalty,
@@ -56,6 +57,7 @@ __all__ = [
     "SO2",
     "SO3",
     "VPRK",
+    "BobenkoSurisTop",
     "ConvergenceError",
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",

@@ -1,5 +1,6 @@
 """Integrators and the ``integrate`` driver."""
 
+from liemech.integrators.bobenko_suris import BobenkoSurisTop
 from liemech.integrators.discrete_gradient_augmented import DiscreteGradientAugmentedLagrange
 from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
 from liemech.integrators.discrete_gradient_penalty import DiscreteGradientPenalty
@@ -18,6 +19,7 @@ from liemech.integrators.vprk import VPRK
 __all__ = [
     "RK4",
     "VPRK",
+    "BobenkoSurisTop",
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",

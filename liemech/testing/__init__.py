@@ -1,4 +1,5 @@
-"""Public checks: conformance of groups and retractions, and convergence-order estimation."""
+"""Public checks: conformance of groups and retractions, convergence-order estimation and the
+symplecticity of one-step maps."""
 
 from liemech.testing.conformance import (
     DEFAULT_RADII,
@@ -9,8 +10,19 @@ from liemech.testing.conformance import (
 )
 from liemech.testing.order import OrderEstimate, estimate_order
 from liemech.testing.report import Check, ConformanceError, ConformanceReport
+from liemech.testing.symplecticity import (
+    DEFAULT_JACOBIAN_STEP,
+    constrained_variations,
+    one_step_jacobian,
+    random_variations,
+    step_map,
+    symplectic_form,
+    symplecticity_defect,
+    tangent_variations,
+)
 
 __all__ = [
+    "DEFAULT_JACOBIAN_STEP",
     "DEFAULT_RADII",
     "Check",
     "ConformanceError",
@@ -18,7 +30,14 @@ __all__ = [
     "OrderEstimate",
     "check_group",
     "check_retraction",
+    "constrained_variations",
     "estimate_order",
     "flatten_point",
+    "one_step_jacobian",
     "point_distance",
+    "random_variations",
+    "step_map",
+    "symplectic_form",
+    "symplecticity_defect",
+    "tangent_variations",
 ]

@@ -1,0 +1,111 @@
+"""BS99, the Bobenko–Suris scheme for the Lagrange top (paper 000 §6.2, its App. A.8 missing; spec 000
+§B.9, reconstructed from the papers' code), in the spatial symmetry axis d₃ and the angular
+momentum m about the fixed tip:
+
+    m^{n+1} = mⁿ + h mgℓ e₃ × d₃ⁿ,      d₃^{n+1} = d₃ⁿ + (h/I₁′) m^{n+1} × ½(d₃ⁿ + d₃^{n+1}),
+
+with I₁′ = I₁ + mℓ² the transverse inertia about the tip. The second equation is the Cayley
+rotation d₃^{n+1} = cay(h m^{n+1}/I₁′) d₃ⁿ. The scheme is first order, keeps |d₃| = 1, m·e₃ = L₃ and
+m·d₃ exactly, and does not conserve energy.
+
+liemech runs it on the director-formulated symmetric heavy top (q = [φ; d₁; d₂; d₃] ∈ R¹²,
+M = diag(m I, E₁I, E₂I, E₃I) with E₁ = E₂, V = mg φ₃, tip at the origin, as
+``liemech.systems.GyroscopicTop``). BS99 does not carry the spin angle about d₃, so the frame is
+advanced as R^{n+1} = cay(h m^{n+1}/I₁′) Rⁿ exp(hσ ê₃) with the (exactly conserved) spin rate
+σ = (m·d₃)(1/I₃ − 1/I₁′); this leaves d₃ and m exactly those of BS99. Then q^{n+1} = [ℓd₃; d₁; d₂; d₃]
+and p^{n+1} = M(ω × q_i)_i with ω = m/I₁′ + σd₃, which satisfy all nine position and velocity
+constraints and give back Σ_i q_i × p_i = m^{n+1} to round-off.
+"""
+
+from typing import TypeVar, cast
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.types import Matrix, Vector
+
+P = TypeVar("P")
+
+_TOL = 1e-10
+
+
+def _cross(a: Vector, b: Vector) -> Vector:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _cayley(a: Vector) -> Matrix:
+    """cay(â) = I + 4/(4 + |a|²) (â + â²/2)."""
+    A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return np.eye(3) + 4.0 / (4.0 + float(a @ a)) * (A + 0.5 * (A @ A))
+
+
+class BobenkoSurisTop(Method):
+    """BS99 (paper 000 §6.2, spec §B.9) on a director-formulated symmetric heavy top with its tip
+    fixed at the origin. Its parameters (m, ℓ, E_i, mg) are read from the problem. Explicit (no
+    Newton); ``sol.eta`` is M⁻¹p; ``sol.lam`` is None."""
+
+    def __init__(self) -> None:
+        self.name = "BobenkoSurisTop()"
+
+    @property
+    def traits(self) -> Traits:
+        return Traits(order=1, symplectic=True, conserves_energy=False, conserves_momentum_maps=True,
+                      constraints_at_step_end=("position", "velocity"))
+
+    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
+        if not isinstance(problem.group, Rn) or problem.group.dim != 12:
+            raise TypeError(f"{self.name} works on the director top, q = [φ; d₁; d₂; d₃] in Rn(12); "
+                            f"got {problem.group!r}")
+        system = problem.system
+        if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
+            raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
+        return cast(Stepper[P], BobenkoSurisStepper(cast(MechanicalSystem[Vector], system),
+                                                    cast(Vector, problem.g0), h))
+
+
+class BobenkoSurisStepper(Stepper[Vector]):
+    def __init__(self, system: MechanicalSystem[Vector], q0: Vector, h: float) -> None:
+        M = system.constant_inertia
+        assert M is not None
+        blocks = [M[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] for i in range(4)]
+        scalars = [float(B[0, 0]) for B in blocks]
+        off_block = M.copy()
+        for i in range(4):
+            off_block[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = 0.0
+        if any(not np.allclose(B, s * np.eye(3), rtol=_TOL, atol=0.0) for B, s in zip(blocks, scalars)) or np.any(off_block):
+            raise ValueError("BobenkoSurisTop needs the director mass matrix diag(m I, E₁I, E₂I, E₃I)")
+        mass, E1, E2, E3 = scalars
+        if not np.isclose(E1, E2, rtol=_TOL, atol=0.0):
+            raise ValueError(f"BobenkoSurisTop needs a symmetric top, E₁ = E₂; got {E1!r}, {E2!r}")
+        weight = system.potential_gradient(q0)
+        if np.any(np.delete(weight, 2)) or not np.allclose(system.potential_gradient(2.0 * q0 + 1.0), weight):
+            raise ValueError("BobenkoSurisTop needs the gravity potential V = mg φ₃")
+        self.ell = float(np.linalg.norm(q0[:3]))
+        if not np.allclose(q0[:3], self.ell * q0[9:], rtol=0.0, atol=_TOL * max(1.0, self.ell)):
+            raise ValueError("BobenkoSurisTop needs the tip at the origin, φ = ℓ d₃")
+        self.h, self.M, self.M_inv = h, M, np.linalg.inv(M)
+        self.mgl = float(weight[2]) * self.ell
+        self.transverse = E2 + E3 + mass * self.ell**2  # I₁′ = I₁ + mℓ²
+        self.axial = E1 + E2  # I₃
+
+    def step(self, state: NodeState[Vector], k: int) -> tuple[NodeState[Vector], StepReport]:
+        q, p = state.g, state.mu
+        frame = q[3:].reshape(3, 3)  # rows d₁, d₂, d₃
+        d3 = frame[2]
+        momentum = sum((_cross(q[3 * i : 3 * i + 3], p[3 * i : 3 * i + 3]) for i in range(4)), np.zeros(3))
+        momentum = momentum + self.h * self.mgl * np.array([-d3[1], d3[0], 0.0])  # + h mgℓ e₃ × d₃
+        spin = float(momentum @ d3) * (1.0 / self.axial - 1.0 / self.transverse)
+        angle = self.h * spin
+        c, s = np.cos(angle), np.sin(angle)
+        rotated = frame @ _cayley(self.h / self.transverse * momentum).T  # rows: cay(·) d_i
+        d1 = c * rotated[0] + s * rotated[1]  # R exp(hσ ê₃): the body axes turn about d₃
+        d2 = -s * rotated[0] + c * rotated[1]
+        d3 = rotated[2]
+        omega = momentum / self.transverse + spin * d3
+        q1 = np.concatenate([self.ell * d3, d1, d2, d3])
+        v1 = np.concatenate([_cross(omega, q1[3 * i : 3 * i + 3]) for i in range(4)])
+        p1 = self.M @ v1
+        return NodeState(q1, p1, v1), StepReport(0, 0.0)
