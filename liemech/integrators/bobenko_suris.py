@@ -39,7 +39,8 @@ def _cross(a: Vector, b: Vector) -> Vector:
 def _cayley(a: Vector) -> Matrix:
     """cay(â) = I + 4/(4 + |a|²) (â + â²/2)."""
     A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    return np.eye(3) + 4.0 / (4.0 + float(a @ a)) * (A + 0.5 * (A @ A))
+    out: Matrix = np.eye(3) + 4.0 / (4.0 + float(a @ a)) * (A + 0.5 * (A @ A))
+    return out
 
 
 class BobenkoSurisTop(Method):

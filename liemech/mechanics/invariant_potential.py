@@ -44,8 +44,8 @@ class QuadraticInvariantPotential:
         linear: Sequence[Vector] | None = None,
     ) -> None:
         self.forms = [np.asarray(A, dtype=np.float64) for A in forms]
-        if not self.forms:
-            raise ValueError("forms must hold at least one quadratic form A_i")
+        if not self.forms or self.forms[0].ndim != 2:
+            raise ValueError("forms must hold at least one quadratic form A_i, a symmetric (n, n) matrix")
         n = self.forms[0].shape[0]
         for i, A in enumerate(self.forms):
             if A.shape != (n, n) or not np.allclose(A, A.T, rtol=0.0, atol=1e-14 * max(1.0, np.abs(A).max())):

@@ -7,6 +7,8 @@ from liemech.systems.cvt import CVT
 from liemech.systems.director_top import DirectorTop
 from liemech.systems.double_pendulum import DoublePendulum
 from liemech.systems.double_spherical_pendulum import DoubleSphericalPendulum
+from liemech.systems.four_particles import FourParticles
+from liemech.systems.gyroscopic_top import GyroscopicTop
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
@@ -14,6 +16,7 @@ from liemech.systems.lagrange_top import LagrangeTop
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.pendulum import Pendulum
 from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
+from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.systems.vertical_disc import VerticalDisc
 
 __all__ = [
@@ -25,11 +28,14 @@ __all__ = [
     "DirectorTop",
     "DoublePendulum",
     "DoubleSphericalPendulum",
+    "FourParticles",
+    "GyroscopicTop",
     "HeavyTop",
     "HenonHeiles",
     "LagrangeTop",
     "NonholonomicParticle",
     "Pendulum",
     "ReducedLagrangeTop",
+    "SphericalPendulum",
     "VerticalDisc",
 ]

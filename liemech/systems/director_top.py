@@ -20,22 +20,26 @@ from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
 
-_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+ORTHONORMALITY_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+"""(i, j) of the six orthonormality constraints ½(d_i·d_i − 1) (i = j) and d_i·d_j (i ≠ j), in this order."""
 
 
-def _orthonormality_hessians() -> Tensor:
-    out = np.zeros((6, 9, 9))
+def orthonormality_hessians(dim: int = 9, offset: int = 0) -> Tensor:
+    """The constant Hessians, shape (6, dim, dim), of g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1),
+    d₁·d₂, d₁·d₃, d₂·d₃) for directors stored as q[offset : offset + 9] = (d₁, d₂, d₃): I₃ in the
+    diagonal block (i, i), I₃ in the blocks (i, j) and (j, i) for i ≠ j."""
+    if offset < 0 or offset + 9 > dim:
+        raise ValueError(f"the directors q[offset : offset + 9] must fit in dim = {dim}, got offset = {offset}")
+    out = np.zeros((6, dim, dim))
     eye = np.eye(3)
-    for k, (i, j) in enumerate(_PAIRS):
-        if i == j:
-            out[k, 3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = eye
-        else:
-            out[k, 3 * i : 3 * i + 3, 3 * j : 3 * j + 3] = eye
-            out[k, 3 * j : 3 * j + 3, 3 * i : 3 * i + 3] = eye
+    for k, (i, j) in enumerate(ORTHONORMALITY_PAIRS):
+        a, b = offset + 3 * i, offset + 3 * j
+        out[k, a : a + 3, b : b + 3] = eye
+        out[k, b : b + 3, a : a + 3] = eye
     return out
 
 
-_HESSIANS = _orthonormality_hessians()
+_HESSIANS = orthonormality_hessians()
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class DirectorTop:
         def phi(q: Vector) -> Vector:
             d = q.reshape(3, 3)
             return np.array([(0.5 if i == j else 1.0) * float(d[i] @ d[j]) - (0.5 if i == j else 0.0)
-                             for i, j in _PAIRS])
+                             for i, j in ORTHONORMALITY_PAIRS])
 
         def jacobian(q: Vector) -> Matrix:
             return np.asarray(np.einsum("kab,b->ka", _HESSIANS, q), dtype=np.float64)  # g_k quadratic: ∇g_k = H_k q

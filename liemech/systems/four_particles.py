@@ -1,0 +1,132 @@
+"""The four-particle system of paper 000 §6.3 (after Gonzalez 1999; spec seed000 §D.3): four point
+masses in R³ joined by two nonlinear springs (1–3, 2–4) and two rigid bars (1–2, 3–4), no gravity."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.types import Matrix, Tensor, Vector
+
+
+def _pair_form(i: int, j: int) -> Matrix:
+    """A with qᵀAq = |q_j − q_i|² for particles i, j (0-based) of q ∈ R¹²: DᵀD, D = [.., −I, .., I, ..]."""
+    D = np.zeros((3, 12))
+    D[:, 3 * i : 3 * i + 3] = -np.eye(3)
+    D[:, 3 * j : 3 * j + 3] = np.eye(3)
+    return D.T @ D
+
+
+@dataclass(frozen=True)
+class FourParticles:
+    """M = diag(m₁I₃, …, m₄I₃), V = ½k₁₃(π₁ − l₁₃²)² + ½k₂₄(π₂ − l₂₄²)² (000 (116)) with the quadratic
+    invariants π₁ = |q₃ − q₁|², π₂ = |q₄ − q₂|² (000 (122), corrected: the paper prints q₄ − q₃),
+    Ṽ_i(π) = ½k(π − l²)² (000 (123)–(124)), and the bars g₁ = ½(|q₂ − q₁|²/l₁₂² − 1),
+    g₂ = ½(|q₄ − q₃|²/l₃₄² − 1) (000 (117)). Translations and rotations are symmetries: L = Σp_i (118)
+    and J = Σ q_i × p_i (119)–(121) are conserved.
+
+    Initial data (000 (127)): q₀ = (0,0,0, 1,0,0, 0,1,0, 1,1,0), v₁ = v₂ = v₃ = 0 and
+    v₄ = (0, 0, 2/1.7) (the default: H₀ = 2/1.7, L = (0, 0, 2), J = (2, −2, 0)). The metis
+    error-analysis input uses v₄ = (0, 3/1.7, 2/1.7): ``FourParticles(v4=np.array([0.0, 3 / 1.7, 2 / 1.7]))``."""
+
+    masses: tuple[float, float, float, float] = (1.0, 3.0, 2.3, 1.7)
+    k13: float = 50.0
+    k24: float = 500.0
+    l13: float = 1.0
+    l24: float = 1.0
+    l12: float = 1.0
+    l34: float = 1.0
+    q0: Vector = field(default_factory=lambda: np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+                                                         1.0, 1.0, 0.0]))
+    v4: Vector = field(default_factory=lambda: np.array([0.0, 0.0, 2.0 / 1.7]))
+
+    @property
+    def v0(self) -> Vector:
+        """(0, 0, v₄): particles 1–3 start at rest."""
+        return np.concatenate([np.zeros(9), np.asarray(self.v4, dtype=np.float64)])
+
+    def mass_matrix(self) -> Matrix:
+        return np.diag(np.repeat(np.array(self.masses, dtype=np.float64), 3))
+
+    def invariant_potential(self) -> QuadraticInvariantPotential:
+        """V = Ṽ₁(π₁) + Ṽ₂(π₂) with π₁ = |q₃ − q₁|², π₂ = |q₄ − q₂|², Ṽ_i = ½k(π − l²)²."""
+        k1, r1, k2, r2 = self.k13, self.l13**2, self.k24, self.l24**2
+
+        def V1(s: float) -> float:
+            return 0.5 * k1 * (s - r1) ** 2
+
+        def dV1(s: float) -> float:
+            return k1 * (s - r1)
+
+        def ddV1(s: float) -> float:
+            return k1
+
+        def V2(s: float) -> float:
+            return 0.5 * k2 * (s - r2) ** 2
+
+        def dV2(s: float) -> float:
+            return k2 * (s - r2)
+
+        def ddV2(s: float) -> float:
+            return k2
+
+        return QuadraticInvariantPotential([_pair_form(0, 2), _pair_form(1, 3)], [V1, V2], [dV1, dV2],
+                                           [ddV1, ddV2])
+
+    def system(self) -> MechanicalSystem[Vector]:
+        V = self.invariant_potential()
+        return MechanicalSystem(Rn(12), self.mass_matrix(), V.potential, V.gradient, V.hessian)
+
+    def constraint(self) -> HolonomicConstraint[Vector]:
+        """g₁ = ½(|q₂ − q₁|²/l₁₂² − 1), g₂ = ½(|q₄ − q₃|²/l₃₄² − 1); G = [−Δ₁₂ᵀ, Δ₁₂ᵀ, 0, 0]/l₁₂²,
+        [0, 0, −Δ₃₄ᵀ, Δ₃₄ᵀ]/l₃₄²; constant Hessians [[I, −I], [−I, I]]/l² in the bar's blocks."""
+        s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
+        hessians = np.stack([s12 * _pair_form(0, 1), s34 * _pair_form(2, 3)])
+
+        def phi(q: Vector) -> Vector:
+            a, b = q[3:6] - q[0:3], q[9:12] - q[6:9]
+            return np.array([0.5 * (s12 * float(a @ a) - 1.0), 0.5 * (s34 * float(b @ b) - 1.0)])
+
+        def jacobian(q: Vector) -> Matrix:
+            a, b = s12 * (q[3:6] - q[0:3]), s34 * (q[9:12] - q[6:9])
+            out = np.zeros((2, 12))
+            out[0, 0:3], out[0, 3:6] = -a, a
+            out[1, 6:9], out[1, 9:12] = -b, b
+            return out
+
+        def hessian_fn(q: Vector) -> Tensor:
+            return hessians
+
+        return HolonomicConstraint(phi, jacobian, hessian_fn)
+
+    def problem(self) -> Problem[Vector]:
+        return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
+
+    def potential(self, q: Vector) -> float:
+        """V = ½k₁₃(|q₃ − q₁|² − l₁₃²)² + ½k₂₄(|q₄ − q₂|² − l₂₄²)² (000 (116)), written out."""
+        a, b = q[6:9] - q[0:3], q[9:12] - q[3:6]
+        return 0.5 * self.k13 * (float(a @ a) - self.l13**2) ** 2 + 0.5 * self.k24 * (float(b @ b) - self.l24**2) ** 2
+
+    def energy(self, q: Vector, p: Vector) -> float:
+        """H = ½pᵀM⁻¹p + V(q)."""
+        inverse_mass = 1.0 / np.repeat(np.array(self.masses, dtype=np.float64), 3)
+        return 0.5 * float(p @ (inverse_mass * p)) + self.potential(q)
+
+    @staticmethod
+    def linear_momentum(p: Vector) -> Vector:
+        """L = Σ_i p_i (000 (118))."""
+        return np.asarray(p.reshape(4, 3).sum(axis=0), dtype=np.float64)
+
+    @staticmethod
+    def angular_momentum(q: Vector, p: Vector) -> Vector:
+        """J = Σ_i q_i × p_i (000 (119)–(121))."""
+        qs, ps = q.reshape(4, 3), p.reshape(4, 3)
+        return np.array([
+            float(np.sum(qs[:, 1] * ps[:, 2] - qs[:, 2] * ps[:, 1])),
+            float(np.sum(qs[:, 2] * ps[:, 0] - qs[:, 0] * ps[:, 2])),
+            float(np.sum(qs[:, 0] * ps[:, 1] - qs[:, 1] * ps[:, 0])),
+        ])

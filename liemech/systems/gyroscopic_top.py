@@ -1,0 +1,173 @@
+"""The gyroscopic (heavy symmetric) top as a director-based rigid body with its tip fixed at the
+origin (paper 000 §6.2, 003 §5, spec seed000 §C and §D.2): q = [φ; d₁; d₂; d₃] ∈ R¹², φ the centre
+of mass, {d_i} the body-fixed principal director frame. The body is a solid cone (density ρ, height
+a, radius r = a/2, centre of mass at ℓ = ¾a from the tip) set into steady precession."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.groups.so3 import cross
+from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.systems.director_top import orthonormality_hessians
+from liemech.systems.heavy_top import HeavyTop
+from liemech.types import Matrix, Tensor, Vector
+
+
+@dataclass(frozen=True)
+class GyroscopicTop:
+    """T = ½m φ̇·φ̇ + ½Σ E_i ḋ_i·ḋ_i, M = diag(mI₃, E₁I₃, E₂I₃, E₃I₃) (000 (100)–(101)), E_i =
+    ½(J_j + J_k − J_i); V = m g φ₃; nine constraints in the paper's scaling (000 (102)–(104)):
+    ½(d_i·d_i − 1) (i = 1, 2, 3), d₁·d₂, d₁·d₃, d₂·d₃ and φ/ℓ − d₃ (tip at the origin).
+    Cone data m = ⅓ρπr²a, J₁ = J₂ = 3/80 m(4r² + a²), J₃ = 3/10 m r² (003 (54a)); steady precession
+    (000 (108)–(112)): R₀ = R(α₀) about e₁, d_i⁰ = R₀e_i, φ⁰ = ℓd₃⁰, ω₀ = ω_p e₃ + ω_s d₃⁰ with
+    ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (= 135.6 for the defaults), v_i⁰ = ω₀ × q_i⁰.
+    The centre of mass then stays at the height ℓ cos α₀ (000 (113)); L₃ = e₃·Σ q_i × p_i is
+    conserved (000 (105)–(107))."""
+
+    density: float = 2700.0
+    height: float = 0.1
+    gravity: float = 9.81
+    alpha0: float = math.pi / 3.0
+    precession_rate: float = 10.0
+
+    @property
+    def radius(self) -> float:
+        """r = a/2."""
+        return 0.5 * self.height
+
+    @property
+    def ell(self) -> float:
+        """ℓ = ¾a, distance from the tip to the centre of mass."""
+        return 0.75 * self.height
+
+    @property
+    def mass(self) -> float:
+        """m = ⅓ρπr²a."""
+        return self.density * math.pi * self.radius**2 * self.height / 3.0
+
+    def principal_inertia(self) -> Vector:
+        """(J₁, J₂, J₃) about the centre of mass: J₁ = J₂ = 3/80 m(4r² + a²), J₃ = 3/10 m r²."""
+        m, r, a = self.mass, self.radius, self.height
+        transverse = 3.0 / 80.0 * m * (4.0 * r**2 + a**2)
+        return np.array([transverse, transverse, 0.3 * m * r**2])
+
+    def euler_tensor(self) -> Vector:
+        """E_i = ½(J_j + J_k − J_i)."""
+        J1, J2, J3 = (float(x) for x in self.principal_inertia())
+        return 0.5 * np.array([J2 + J3 - J1, J1 + J3 - J2, J1 + J2 - J3])
+
+    def tip_inertia(self) -> Vector:
+        """Principal inertia about the tip: (J₁ + mℓ², J₂ + mℓ², J₃)."""
+        shift = self.mass * self.ell**2
+        out: Vector = self.principal_inertia() + np.array([shift, shift, 0.0])
+        return out
+
+    def spin_rate(self) -> float:
+        """ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (steady precession, 000 (112))."""
+        J1, _, J3 = (float(x) for x in self.principal_inertia())
+        m, ell, wp = self.mass, self.ell, self.precession_rate
+        return m * self.gravity * ell / (J3 * wp) + (J1 + m * ell**2 - J3) / J3 * wp * math.cos(self.alpha0)
+
+    def rotation0(self) -> Matrix:
+        """R(α₀), the rotation by α₀ about e₁ (000 (109))."""
+        c, s = math.cos(self.alpha0), math.sin(self.alpha0)
+        return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+    def omega0(self) -> Vector:
+        """Spatial angular velocity ω₀ = ω_p e₃ + ω_s R₀e₃."""
+        return self.precession_rate * np.array([0.0, 0.0, 1.0]) + self.spin_rate() * self.rotation0()[:, 2]
+
+    def director_configuration(self, R: Matrix) -> Vector:
+        """q = [ℓ R e₃; R e₁; R e₂; R e₃] for a rotation R = [d₁ d₂ d₃]."""
+        return np.concatenate([self.ell * R[:, 2], R.T.ravel()])
+
+    def director_velocity(self, R: Matrix, body_omega: Vector) -> Vector:
+        """q̇ with q̇_i = ω × q_i, ω = R Ω the spatial angular velocity of the body velocity Ω."""
+        omega = R @ body_omega
+        q = self.director_configuration(R)
+        return np.concatenate([cross(omega, q[3 * i : 3 * i + 3]) for i in range(4)])
+
+    @property
+    def q0(self) -> Vector:
+        """[φ⁰; d₁⁰; d₂⁰; d₃⁰] = [ℓR₀e₃; R₀e₁; R₀e₂; R₀e₃]."""
+        return self.director_configuration(self.rotation0())
+
+    @property
+    def v0(self) -> Vector:
+        """v_i⁰ = ω₀ × q_i⁰ for each 3-block."""
+        omega, q = self.omega0(), self.q0
+        return np.concatenate([cross(omega, q[3 * i : 3 * i + 3]) for i in range(4)])
+
+    def mass_matrix(self) -> Matrix:
+        """diag(mI₃, E₁I₃, E₂I₃, E₃I₃)."""
+        return np.diag(np.repeat(np.concatenate([[self.mass], self.euler_tensor()]), 3))
+
+    def constraint(self) -> HolonomicConstraint[Vector]:
+        """g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃, φ/ℓ − d₃) (paper scaling);
+        G rows 1–6 = D²g_k q, rows 7–9 = [I/ℓ, 0, 0, −I]; constant Hessians (zero for rows 7–9)."""
+        inv_ell = 1.0 / self.ell
+        hessians: Tensor = np.concatenate([orthonormality_hessians(12, 3), np.zeros((3, 12, 12))])
+        quadratic = hessians[:6]
+        external = np.zeros((3, 12))
+        external[:, 0:3] = inv_ell * np.eye(3)
+        external[:, 9:12] = -np.eye(3)
+
+        def phi(q: Vector) -> Vector:
+            d1, d2, d3 = q[3:6], q[6:9], q[9:12]
+            return np.array([
+                0.5 * (float(d1 @ d1) - 1.0), 0.5 * (float(d2 @ d2) - 1.0), 0.5 * (float(d3 @ d3) - 1.0),
+                float(d1 @ d2), float(d1 @ d3), float(d2 @ d3),
+                *(inv_ell * q[0:3] - d3),
+            ])
+
+        def jacobian(q: Vector) -> Matrix:
+            return np.concatenate([quadratic @ q, external])  # ∇g_k = D²g_k q for the homogeneous quadratics
+
+        def hessian_fn(q: Vector) -> Tensor:
+            return hessians
+
+        return HolonomicConstraint(phi, jacobian, hessian_fn)
+
+    def potential(self, q: Vector) -> float:
+        """V = m g φ₃."""
+        return self.mass * self.gravity * float(q[2])
+
+    def system(self) -> MechanicalSystem[Vector]:
+        weight = np.zeros(12)
+        weight[2] = self.mass * self.gravity
+        zero = np.zeros((12, 12))
+        return MechanicalSystem(Rn(12), self.mass_matrix(), self.potential, lambda q: weight, lambda q: zero)
+
+    def problem(self) -> Problem[Vector]:
+        return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
+
+    def energy(self, q: Vector, p: Vector) -> float:
+        """H = ½pᵀM⁻¹p + m g φ₃."""
+        inverse_mass = 1.0 / np.repeat(np.concatenate([[self.mass], self.euler_tensor()]), 3)
+        return 0.5 * float(p @ (inverse_mass * p)) + self.potential(q)
+
+    @staticmethod
+    def angular_momentum(q: Vector, p: Vector) -> Vector:
+        """L = Σ_i q_i × p_i over the four 3-blocks (φ, d₁, d₂, d₃); L₃ is conserved."""
+        qs, ps = q.reshape(4, 3), p.reshape(4, 3)
+        return np.array([
+            float(np.sum(qs[:, 1] * ps[:, 2] - qs[:, 2] * ps[:, 1])),
+            float(np.sum(qs[:, 2] * ps[:, 0] - qs[:, 0] * ps[:, 2])),
+            float(np.sum(qs[:, 0] * ps[:, 1] - qs[:, 1] * ps[:, 0])),
+        ])
+
+    def steady_height(self) -> float:
+        """φ₃ = ℓ cos α₀ under steady precession (000 (113))."""
+        return self.ell * math.cos(self.alpha0)
+
+    def equivalent_top(self) -> HeavyTop:
+        """The same body as a heavy top on SO(3): inertia diag(tip_inertia) about the tip, χ = ℓe₃,
+        weight m g, R₀ = exp(α₀ ê₁), body angular velocity R₀ᵀω₀."""
+        return HeavyTop(inertia=np.diag(self.tip_inertia()), chi=np.array([0.0, 0.0, self.ell]),
+                        mg=self.mass * self.gravity, rotation0=np.array([self.alpha0, 0.0, 0.0]),
+                        omega0=self.rotation0().T @ self.omega0())

@@ -1,0 +1,70 @@
+"""The mathematical pendulum in 3D (paper 000 §6.1, spec seed000 §D.1): a point mass on a massless
+rod, q ∈ R³, gravity along −e₃."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from liemech.groups.euclidean import Rn
+from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.problem import Problem
+from liemech.mechanics.system import MechanicalSystem
+from liemech.types import Matrix, Tensor, Vector
+
+
+@dataclass(frozen=True)
+class SphericalPendulum:
+    """L = ½m v·v − m g q₃ (000 (92)–(94)), M = m I₃, g(q) = ½(q·q/ℓ² − 1) with G = qᵀ/ℓ² and
+    D²g = I/ℓ² (000 (95)–(97)); rotations about e₃ give J₃ = e₃·(q × p) (000 (98)).
+    Defaults: m = ℓ = 1, g = 9.81, q₀ = e₁, v₀ = e₂ (so H₀ = ½, J₃ = 1)."""
+
+    mass: float = 1.0
+    length: float = 1.0
+    gravity: float = 9.81
+    q0: Vector = field(default_factory=lambda: np.array([1.0, 0.0, 0.0]))
+    v0: Vector = field(default_factory=lambda: np.array([0.0, 1.0, 0.0]))
+
+    def mass_matrix(self) -> Matrix:
+        return self.mass * np.eye(3)
+
+    def constraint(self) -> HolonomicConstraint[Vector]:
+        """g = ½(q·q/ℓ² − 1), G = qᵀ/ℓ², D²g = I/ℓ²."""
+        scale = 1.0 / self.length**2
+        hessian = scale * np.eye(3)[None, :, :]
+
+        def phi(q: Vector) -> Vector:
+            return np.array([0.5 * (scale * float(q @ q) - 1.0)])
+
+        def jacobian(q: Vector) -> Matrix:
+            return scale * q[None, :]
+
+        def hessians(q: Vector) -> Tensor:
+            return hessian
+
+        return HolonomicConstraint(phi, jacobian, hessians)
+
+    def potential(self, q: Vector) -> float:
+        """V = m g q₃."""
+        return self.mass * self.gravity * float(q[2])
+
+    def system(self) -> MechanicalSystem[Vector]:
+        weight = np.array([0.0, 0.0, self.mass * self.gravity])
+        zero = np.zeros((3, 3))
+        return MechanicalSystem(Rn(3), self.mass_matrix(), self.potential, lambda q: weight, lambda q: zero)
+
+    def problem(self) -> Problem[Vector]:
+        return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
+
+    def energy(self, q: Vector, p: Vector) -> float:
+        """H = ½ p·p/m + m g q₃."""
+        return 0.5 * float(p @ p) / self.mass + self.potential(q)
+
+    @staticmethod
+    def angular_momentum(q: Vector, p: Vector) -> Vector:
+        """q × p (about the suspension point)."""
+        return np.array([q[1] * p[2] - q[2] * p[1], q[2] * p[0] - q[0] * p[2], q[0] * p[1] - q[1] * p[0]])
+
+    @staticmethod
+    def vertical_angular_momentum(q: Vector, p: Vector) -> float:
+        """J₃ = e₃·(q × p), conserved (000 (98))."""
+        return float(q[0] * p[1] - q[1] * p[0])
