@@ -102,9 +102,12 @@ class BobenkoSurisStepper(Stepper[Vector]):
         angle = self.h * spin
         c, s = np.cos(angle), np.sin(angle)
         rotated = frame @ _cayley(self.h / self.transverse * momentum).T  # rows: cay(·) d_i
-        d1 = c * rotated[0] + s * rotated[1]  # R exp(hσ ê₃): the body axes turn about d₃
-        d2 = -s * rotated[0] + c * rotated[1]
         d3 = rotated[2]
+        d1 = c * rotated[0] + s * rotated[1]  # R exp(hσ ê₃): the body axes turn about d₃
+        # Re-orthonormalise about BS99's d₃ so that the frame's round-off does not accumulate.
+        d1 = d1 - float(d1 @ d3) / float(d3 @ d3) * d3
+        d1 = d1 / np.sqrt(float(d1 @ d1))
+        d2 = _cross(d3, d1) / np.sqrt(float(d3 @ d3))
         omega = momentum / self.transverse + spin * d3
         q1 = np.concatenate([self.ell * d3, d1, d2, d3])
         v1 = np.concatenate([_cross(omega, q1[3 * i : 3 * i + 3]) for i in range(4)])

@@ -84,6 +84,12 @@ class GGLStepper(Stepper[Vector]):
         self._newton, self._initial_guess = newton, initial_guess
         self._last: tuple[int, Vector] | None = None
 
+    @property
+    def last_unknowns(self) -> Vector | None:
+        """The solved unknowns x of the last step (None before the first), e.g. to differentiate the
+        step map through R(x; qⁿ, pⁿ) = 0 by the implicit function theorem."""
+        return None if self._last is None else self._last[1].copy()
+
     def G(self, q: Vector) -> Matrix:
         """G(q) = Dg(q), shape (m, n)."""
         return self.constraint.trivialised_jacobian(self.group, q)

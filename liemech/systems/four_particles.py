@@ -10,6 +10,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems.constrained_reference import index1_reference
 from liemech.types import Matrix, Tensor, Vector
 
 
@@ -102,6 +103,10 @@ class FourParticles:
             return hessians
 
         return HolonomicConstraint(phi, jacobian, hessian_fn)
+
+    def reference(self, times: Vector) -> tuple[Matrix, Matrix, Matrix]:
+        """q(t), v(t) and λ(t) (liemech's sign) at ``times`` by DOP853 on the index-1 equations."""
+        return index1_reference(self.system(), self.constraint(), self.q0, self.v0, times)
 
     def problem(self) -> Problem[Vector]:
         return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())

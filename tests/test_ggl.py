@@ -1,0 +1,438 @@
+"""The GGL schemes of papers 000/003 (spec 000): conservation laws, constraints at the nodes, the
+papers' regression values, fitted orders against DOP853 and exact solutions, stability,
+symplecticity, and the analytic Newton Jacobians against finite differences."""
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+import liemech as lm
+from liemech.finite_differences import jacobian as fd_jacobian
+from liemech.integrators import NodeState
+from liemech.integrators.ggl_base import GGLStepper
+from liemech.systems import FourParticles, GyroscopicTop, SphericalPendulum
+from liemech.testing import estimate_order
+from liemech.testing.symplecticity import (
+    constrained_variations,
+    one_step_jacobian,
+    random_variations,
+    step_map,
+    symplecticity_defect,
+    tangent_variations,
+)
+from liemech.types import Matrix, Vector
+
+PENDULUM, TOP, PARTICLES = SphericalPendulum(), GyroscopicTop(), FourParticles()
+SCHEMES: dict[str, Callable[..., lm.Method]] = {
+    "VI-S": lm.GGLVariationalEuler,
+    "VI-A": lm.GGLThetaA,
+    "VI-B": lm.GGLThetaB,
+    "EM": lm.GGLEnergyMomentum,
+    "EM-G": lm.GonzalezEnergyMomentum,
+}
+
+
+def scheme(label: str, protocol: bool = True, guess: lm.InitialGuess = "simple", **options: object) -> lm.Method:
+    """The scheme ``label`` with the papers' Newton protocol and initial guess (or liemech's defaults)."""
+    if options.pop("four_particles", False) and label in ("EM", "EM-G"):
+        options["invariants"] = PARTICLES.invariant_potential()
+    if protocol:
+        return SCHEMES[label](newton=lm.NewtonOptions.metis(), initial_guess=guess, **options)
+    return SCHEMES[label](**options)
+
+
+@lru_cache(maxsize=None)
+def pendulum_run(label: str) -> lm.Solution[Vector]:
+    return lm.integrate(PENDULUM.problem(), scheme(label), h=0.05, t_final=10.0)
+
+
+@lru_cache(maxsize=None)
+def particles_run(label: str, guess: lm.InitialGuess = "simple") -> lm.Solution[Vector]:
+    return lm.integrate(PARTICLES.problem(), scheme(label, guess=guess, four_particles=True), h=0.01, t_final=10.0)
+
+
+@lru_cache(maxsize=None)
+def top_run(label: str) -> lm.Solution[Vector]:
+    method = lm.BobenkoSurisTop() if label == "BS99" else scheme(label)
+    return lm.integrate(TOP.problem(), method, h=0.002, t_final=2.0)
+
+
+def states(sol: lm.Solution[Vector]) -> tuple[Matrix, Matrix]:
+    return np.array(sol.g), np.asarray(sol.mu)
+
+
+def residuals(problem: lm.Problem[Vector], sol: lm.Solution[Vector]) -> tuple[Matrix, Matrix, Matrix]:
+    """|g(qⁿ)|, |G(qⁿ)M⁻¹pⁿ| and |G(qⁿ)vⁿ| (v = sol.eta) at every node, one row per node."""
+    c, group = problem.holonomic, problem.group
+    assert c is not None and isinstance(problem.system, lm.MechanicalSystem)
+    M = problem.system.constant_inertia
+    assert M is not None
+    g = np.array([c.value(q) for q in sol.g])
+    G = [c.trivialised_jacobian(group, q) for q in sol.g]
+    momentum = np.array([B @ np.linalg.solve(M, p) for B, p in zip(G, sol.mu)])
+    velocity = np.array([B @ v for B, v in zip(G, sol.eta)])
+    return np.abs(g), np.abs(momentum), np.abs(velocity)
+
+
+# ---------------------------------------------------------------- 3D pendulum (spec §D.1)
+
+PENDULUM_TABLE = {  # mean Newton iterations, q₁(10), p₁(10) (spec §D.1, simple guess, metis protocol)
+    "VI-S": (4.705, -0.000276, -1.595458),
+    "VI-A": (4.495, 0.287589, -0.807566),
+    "VI-B": (4.785, 0.058209, -1.745227),
+    "EM": (4.745, 0.252304, -1.052156),
+}
+
+
+@pytest.mark.parametrize("label", PENDULUM_TABLE)
+def test_pendulum_regression_values(label: str) -> None:
+    sol = pendulum_run(label)
+    iterations, q1, p1 = PENDULUM_TABLE[label]
+    assert sol.stats.mean_iterations == pytest.approx(iterations, abs=5e-4)
+    assert sol.g[-1][0] == pytest.approx(q1, abs=5e-7) and sol.mu[-1][0] == pytest.approx(p1, abs=5e-7)
+
+
+@pytest.mark.parametrize("label", PENDULUM_TABLE)
+def test_pendulum_conservation_and_constraints(label: str) -> None:
+    sol = pendulum_run(label)
+    q, p = states(sol)
+    J3 = np.array([PENDULUM.vertical_angular_momentum(a, b) for a, b in zip(q, p)])
+    H = np.array([PENDULUM.energy(a, b) for a, b in zip(q, p)])
+    assert np.max(np.abs(np.diff(J3))) < 1e-13
+    g, momentum, velocity = residuals(PENDULUM.problem(), sol)
+    if label == "EM":
+        assert np.max(np.abs(np.diff(H))) < 1e-12
+    else:  # the variational schemes' energy oscillates: far from round-off, no drift
+        assert np.max(np.abs(H - H[0])) > 1e-3
+        assert abs(np.mean(H[-50:]) - np.mean(H[:50])) < 0.5 * np.max(np.abs(H - H[0]))
+    if label == "VI-A":  # both constraints hold at q^{n+½} only
+        assert np.max(g) == pytest.approx(6.47e-3, rel=2e-3)
+        assert np.max(momentum) == pytest.approx(3.30e-2, rel=2e-3)
+    else:
+        assert np.max(g) < 1e-13
+    if label in ("VI-S", "EM"):
+        assert np.max(momentum) < 1e-13
+    if label in ("VI-B", "EM"):
+        assert np.max(velocity) < 1e-13
+
+
+@pytest.mark.parametrize("label", [*SCHEMES, "BS99"])
+def test_traits_say_which_constraints_hold_at_the_nodes(label: str) -> None:
+    """On the top (the pendulum meets VI-S's secondary constraint by accident, spec §B.1)."""
+    method = lm.BobenkoSurisTop() if label == "BS99" else scheme(label, protocol=False)
+    g, momentum, velocity = residuals(TOP.problem(), lm.integrate(TOP.problem(), method, h=0.002, n_steps=100))
+    traits = method.traits
+    assert ("position" in traits.constraints_at_step_end) == (np.max(g) < 1e-12)
+    velocity_level = velocity if label in ("VI-A", "VI-B") else momentum  # the scheme's own nodal velocity
+    assert ("velocity" in traits.constraints_at_step_end) == (np.max(velocity_level) < 1e-12)
+
+
+def test_default_newton_runs_to_round_off() -> None:
+    sol = lm.integrate(PENDULUM.problem(), lm.GGLEnergyMomentum(), h=0.05, t_final=10.0)
+    H = np.array([PENDULUM.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+    assert np.max(np.abs(np.diff(H))) < 1e-14 * 20 and np.all(sol.stats.residuals[1:] < 1e-12)
+    reference = pendulum_run("EM")
+    assert np.max(np.abs(np.array(sol.g) - np.array(reference.g))) < 1e-12
+
+
+# ---------------------------------------------------------------- four-particle system (spec §D.3)
+
+PARTICLE_TABLE = {  # mean iterations (simple guess) and q₄(10) (spec §D.3)
+    "VI-S": (3.812, [0.26155693, 0.57603701, 2.9114984]),
+    "VI-A": (3.542, [0.26126891, 0.57616148, 2.91241032]),
+    "VI-B": (4.000, [0.26155693, 0.57603701, 2.9114984]),
+    "EM": (4.000, [0.26123482, 0.57615233, 2.91228291]),
+    "EM-G": (4.000, [0.26123482, 0.57615233, 2.91228291]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", PARTICLE_TABLE)
+def test_four_particles_base_run(label: str) -> None:
+    sol = particles_run(label)
+    iterations, q4 = PARTICLE_TABLE[label]
+    assert sol.stats.mean_iterations == pytest.approx(iterations, abs=5e-4)
+    assert np.allclose(sol.g[-1][9:], q4, rtol=0.0, atol=6e-8)
+    q, p = states(sol)
+    J = np.array([PARTICLES.angular_momentum(a, b) for a, b in zip(q, p)])
+    L = np.array([PARTICLES.linear_momentum(b) for b in p])
+    assert np.max(np.abs(np.diff(J, axis=0))) < 1e-13 and np.max(np.abs(np.diff(L, axis=0))) < 1e-13
+    H = np.array([PARTICLES.energy(a, b) for a, b in zip(q, p)])
+    if label in ("EM", "EM-G"):
+        assert np.max(np.abs(np.diff(H))) < 1e-12
+    g, momentum, _ = residuals(PARTICLES.problem(), sol)
+    if label != "VI-A":
+        assert np.max(g) < 1e-13
+    if label == "EM":
+        assert np.max(momentum) < 1e-13
+    if label == "EM-G":  # Gonzalez's scheme leaves the secondary constraint free
+        assert np.max(momentum) == pytest.approx(1.73e-5, rel=5e-3)
+    advanced = particles_run(label, "advanced")
+    assert advanced.stats.mean_iterations == pytest.approx(3.0, abs=0.02)
+    assert advanced.stats.mean_iterations <= sol.stats.mean_iterations
+
+
+@pytest.mark.slow
+def test_variational_euler_and_theta_b_share_their_positions_on_four_particles() -> None:
+    """Spec §B.6: ∇V(q⁰) = 0, so VI-S and VI-B(1, ½) give the same qⁿ and velocities."""
+    vis, vib = particles_run("VI-S"), particles_run("VI-B")
+    assert np.max(np.abs(np.array(vis.g) - np.array(vib.g))) < 1e-13
+    assert np.max(np.abs(vis.extras["velocity"] - vib.eta[1:])) < 1e-12
+
+
+@pytest.mark.slow
+def test_four_particle_orders_against_dop853() -> None:
+    steps = [1e-2, 1e-3, 1e-4]
+    q_ref, v_ref, lam_ref = (a[-1] for a in PARTICLES.reference(np.array([0.0, 0.1])))
+    p_ref = PARTICLES.mass_matrix() @ v_ref
+    for label, expected in (("EM", [1.975e-5, 2.058e-7]), ("EM-G", [1.975e-5, 2.058e-7])):
+        e_q: list[float] = []
+        e_p: list[float] = []
+        e_lam: list[float] = []
+        for h in steps:
+            sol = lm.integrate(PARTICLES.problem(), scheme(label, protocol=False, four_particles=True), h=h, t_final=0.1)
+            assert sol.lam is not None
+            e_q.append(float(np.linalg.norm(sol.g[-1][9:] - q_ref[9:]) / np.linalg.norm(q_ref[9:])))
+            e_p.append(float(np.linalg.norm(sol.mu[-1][9:] - p_ref[9:]) / np.linalg.norm(p_ref[9:])))
+            e_lam.append(float(np.linalg.norm(sol.lam[-1] - lam_ref) / np.linalg.norm(lam_ref)))
+        assert np.allclose(e_q[:2], expected, rtol=2e-3)  # spec §D.3 (its reference: EM at h = 1e-5)
+        assert estimate_order(steps, e_q).slope == pytest.approx(2.0, abs=0.05)
+        assert estimate_order(steps, e_p).slope == pytest.approx(2.0, abs=0.05)
+        assert estimate_order(steps, e_lam).slope == pytest.approx(1.0, abs=0.15)
+
+
+# ---------------------------------------------------------------- gyroscopic top (spec §D.2)
+
+
+@lru_cache(maxsize=1)
+def top_reference() -> tuple[float, Vector]:
+    """φ₃ and the centre-of-mass momentum p_φ at t = 0.001 from DOP853 on SO(3)."""
+    rotations, mu = TOP.equivalent_top().reference(np.array([0.0, 0.001]))
+    q = TOP.director_configuration(rotations[-1])
+    v = TOP.director_velocity(rotations[-1], mu[-1] / TOP.tip_inertia())
+    return float(q[2]), TOP.mass * v[:3]
+
+
+TOP_ORDERS = {  # expected order, e_q at h = 1e-4 (spec §D.2)
+    "VI-S": (1, 8.654e-6), "BS99": (1, 8.656e-6), "VI-B": (1, 8.658e-6), "VI-A": (2, 5.059e-9), "EM": (2, 2.427e-10),
+}
+
+
+@pytest.mark.parametrize("label", TOP_ORDERS)
+def test_top_orders_in_q_and_p(label: str) -> None:
+    height, p_ref = top_reference()
+    assert height == pytest.approx(TOP.steady_height(), abs=1e-13)  # steady precession: φ₃ constant
+    steps = [1e-4, 5e-5, 2e-5, 1e-5, 5e-6, 2e-6]
+    e_q: list[float] = []
+    e_p: list[float] = []
+    for h in steps:
+        method = lm.BobenkoSurisTop() if label == "BS99" else scheme(label, protocol=False)
+        sol = lm.integrate(TOP.problem(), method, h=h, t_final=0.001)
+        e_q.append(float(abs(sol.g[-1][2] - TOP.steady_height()) / TOP.steady_height()))
+        e_p.append(float(np.linalg.norm(sol.mu[-1][:3] - p_ref) / np.linalg.norm(p_ref)))
+    order, e_q_first = TOP_ORDERS[label]
+    assert e_q[0] == pytest.approx(e_q_first, rel=1e-3)  # spec §D.2
+    # VI-S in p is pre-asymptotic at the spec's steps (local slopes 1.36, 1.20, 1.10, ...): fit h ≤ 2e-5.
+    assert estimate_order(steps[2:], e_q[2:]).slope == pytest.approx(order, abs=0.06)
+    assert estimate_order(steps[2:], e_p[2:]).slope == pytest.approx(order, abs=0.06)
+
+
+TOP_HEIGHTS = {  # φ₃ range at h = 0.002, T = 2 (spec §D.2 run (a))
+    "VI-S": (0.037249, 0.038937), "VI-A": (0.036992, 0.037504), "VI-B": (0.037241, 0.038893),
+    "EM": (0.037379, 0.037500), "BS99": (0.036900, 0.038096),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", TOP_HEIGHTS)
+def test_top_run(label: str) -> None:
+    sol = top_run(label)
+    q, p = states(sol)
+    assert (np.min(q[:, 2]), np.max(q[:, 2])) == pytest.approx(TOP_HEIGHTS[label], abs=6e-7)
+    L = np.array([TOP.angular_momentum(a, b) for a, b in zip(q, p)])
+    assert np.max(np.abs(np.diff(L[:, 2]))) < 1e-14
+    H = np.array([TOP.energy(a, b) for a, b in zip(q, p)])
+    g, momentum, velocity = residuals(TOP.problem(), sol)
+    if label == "EM":
+        assert np.max(np.abs(np.diff(H))) < 1e-12 and np.max(g) < 1e-12 and np.max(momentum) < 1e-12
+    if label == "VI-S":  # the secondary constraint holds only where G is constant (rows 7–9)
+        assert np.max(g) < 1e-13 and np.max(momentum[:, 6:]) < 1e-13 and np.max(momentum[:, :6]) > 1e-2
+        assert np.max(np.abs(H - H[0])) == pytest.approx(1.93e-4, rel=1e-2)
+    if label == "VI-A":
+        assert np.min(np.max(g[:, :6], axis=0)) > 1e-6 and np.max(np.max(velocity[:, :6], axis=0)) > 1e-1
+    if label == "VI-B":
+        assert np.max(g) < 1e-13 and np.max(velocity) < 1e-13
+    if label == "BS99":  # |d₃| = 1, m·e₃ and m·d₃ exact; energy not
+        d3 = q[:, 9:]
+        assert np.max(np.abs(np.linalg.norm(d3, axis=1) - 1.0)) < 1e-14
+        assert np.max(np.abs(np.einsum("ij,ij->i", L, d3) - L[0] @ d3[0])) < 1e-15 * len(d3)
+        assert np.max(np.abs(H - H[0])) == pytest.approx(9.0e-5, rel=1e-2)
+
+
+# ---------------------------------------------------------------- stability (spec §D.3)
+
+
+def blow_up_time(label: str, h: float, t_final: float) -> float | None:
+    """The first t with |H − H₀| > 10 H₀ or a Newton failure, or None if stable up to t_final."""
+    problem = PARTICLES.problem()
+    stepper = scheme(label, four_particles=True).stepper(problem, h)
+    state, H0 = NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0), PARTICLES.energy(problem.g0, problem.mu0)
+    for k in range(round(t_final / h)):
+        try:
+            state, _ = stepper.step(state, k)
+        except lm.ConvergenceError:
+            return k * h
+        if abs(PARTICLES.energy(state.g, state.mu) - H0) > 10.0 * H0:
+            return (k + 1) * h
+    return None
+
+
+@pytest.mark.slow
+def test_stability_at_large_steps() -> None:
+    for label in ("VI-S", "VI-B"):
+        t = blow_up_time(label, 0.05, 5.0)
+        assert t is not None and t < 1.0
+    assert blow_up_time("VI-A", 0.05, 20.0) is None
+    t = blow_up_time("VI-A", 0.25, 100.0)
+    assert t is not None and 50.0 < t < 56.0  # spec: 53.0; paper: "about t = 55"
+
+
+@pytest.mark.slow
+def test_energy_momentum_stays_stable_at_h_025_to_t_1000() -> None:
+    problem = PARTICLES.problem()
+    sol = lm.integrate(problem, scheme("EM", protocol=False, four_particles=True), h=0.25, t_final=1000.0)
+    H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+    assert np.max(np.abs(np.diff(H))) < 1e-12 and np.max(np.abs(H - H[0])) < 1e-10  # round-off random walk
+
+
+def test_energy_momentum_at_h_0675_conserves_energy_while_newton_converges() -> None:
+    sol = lm.integrate(PARTICLES.problem(), scheme("EM", protocol=False, four_particles=True), h=0.675, n_steps=100)
+    H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+    assert np.max(np.abs(H - H[0])) < 1e-12
+
+
+def test_generic_discrete_gradient_conserves_energy_but_not_angular_momentum() -> None:
+    """Spec §B.7: the generic Gonzalez formula breaks the rotation symmetry; (126) keeps it."""
+    runs = {name: lm.integrate(PARTICLES.problem(), lm.GGLEnergyMomentum(invariants=inv), h=0.05, n_steps=100)
+            for name, inv in (("generic", None), ("invariant", PARTICLES.invariant_potential()))}
+    drift = {}
+    for name, sol in runs.items():
+        H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+        J = np.array([PARTICLES.angular_momentum(q, p) for q, p in zip(sol.g, sol.mu)])
+        assert np.max(np.abs(H - H[0])) < 1e-13
+        drift[name] = float(np.max(np.abs(J - J[0])))
+    assert drift["invariant"] < 1e-13 < 1e-8 < drift["generic"]
+
+
+# ---------------------------------------------------------------- symplecticity (spec §B.8)
+
+
+def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -> tuple[float, float, float]:
+    """Defects of dq∧dp on random, constrained (G dq = 0) and tangent variations after 3 steps."""
+    sol = lm.integrate(problem, method, h=h, n_steps=3)
+    c, n = problem.holonomic, problem.group.dim
+    assert c is not None and isinstance(problem.system, lm.MechanicalSystem)
+    assert problem.system.constant_inertia is not None
+    M_inv = np.linalg.inv(problem.system.constant_inertia)
+    q, p = sol.g[-1], sol.mu[-1]
+    # DΨ = −R_x⁻¹ R_z from R(x; qⁿ, pⁿ) = 0 (spec §B.8): analytic R_x, and R_z by the five-point
+    # stencil, exact for polynomials of degree ≤ 4 at any step; the residuals here are polynomials of
+    # degree ≤ 3 in (qⁿ, pⁿ), so a large step (0.1) leaves only a tiny round-off.
+    stepper = method.stepper(problem, h)
+    assert isinstance(stepper, GGLStepper)
+    stepper.step(NodeState(q, p, M_inv @ p, problem.lam0), 0)
+    x = stepper.last_unknowns
+    assert x is not None
+    R_x = stepper.residual(q, p, x, True)[1]
+    assert R_x is not None
+    R_z = fd_jacobian(lambda z: stepper.residual(z[:n], z[n:], x, False)[0], np.concatenate([q, p]), step=0.1)
+    D = np.asarray(-np.linalg.solve(R_x, R_z)[: 2 * n], dtype=np.float64)
+    assert np.allclose(D, one_step_jacobian(step_map(problem, method, h), np.concatenate([q, p]), step=1e-3),
+                       rtol=0.0, atol=1e-8 * np.max(np.abs(D)))  # the black-box check agrees
+    G = c.trivialised_jacobian(problem.group, q)
+    Gv_q = np.einsum("kab,b->ka", c.trivialised_hessians(problem.group, q), M_inv @ p)
+    rng = np.random.default_rng(7)
+    return (symplecticity_defect(D, random_variations(2 * n, 6, rng)),
+            symplecticity_defect(D, constrained_variations(G, 6, rng)),
+            symplecticity_defect(D, tangent_variations(G, Gv_q, G @ M_inv, 6, rng)))
+
+
+@pytest.mark.parametrize("case", ["pendulum", "particles"])
+def test_symplecticity_defects(case: str) -> None:
+    problem = PENDULUM.problem() if case == "pendulum" else PARTICLES.problem()
+    a = one_step_defects(problem, lm.GGLThetaA(), 0.05)
+    assert max(a) < 1e-12  # on all of R^{2d}
+    for method in (lm.GGLVariationalEuler(), lm.GGLThetaB()):
+        random, constrained, tangent = one_step_defects(problem, method, 0.05)
+        assert constrained < 1e-12 and tangent < 1e-12 < 1e-2 < random
+    invariants = PARTICLES.invariant_potential() if case == "particles" else None
+    _, _, em_tangent = one_step_defects(problem, lm.GGLEnergyMomentum(invariants=invariants), 0.05)
+    assert em_tangent > 1e-8  # EM is not symplectic
+
+
+# ---------------------------------------------------------------- Newton: Jacobians and protocol
+
+
+@pytest.mark.parametrize("label", SCHEMES)
+@pytest.mark.parametrize("case", ["top", "particles"])
+def test_analytic_jacobian_matches_finite_differences(label: str, case: str) -> None:
+    """Exact for quadratic constraints (both examples): the step's ∂R/∂x against central differences."""
+    problem = TOP.problem() if case == "top" else PARTICLES.problem()
+    options = {"invariants": PARTICLES.invariant_potential()} if case == "particles" and label in ("EM", "EM-G") else {}
+    stepper = SCHEMES[label](**options).stepper(problem, 0.01)
+    assert isinstance(stepper, GGLStepper)
+    rng = np.random.default_rng(3)
+    q0, p0 = problem.g0, problem.mu0
+    x = np.concatenate([q0 + 0.01 * rng.standard_normal(q0.size), p0 * (1 + 0.01 * rng.standard_normal(p0.size)),
+                        rng.standard_normal(stepper.size - 2 * q0.size)])
+    R, J = stepper.residual(q0, p0, x, True)
+    assert J is not None
+    numeric = fd_jacobian(lambda y: stepper.residual(q0, p0, y, False)[0], x, step=1e-4)
+    assert np.max(np.abs(J - numeric)) < 1e-7 * max(1.0, float(np.max(np.abs(J))))
+
+
+def test_metis_protocol_applies_one_update_past_the_check() -> None:
+    """x² = 2 from x₀ = 2: with tol 1e-9, Newton's iterates are checked before each update; the
+    iterate that passes is updated once more and that iteration counts (spec §B.10)."""
+    from liemech.solvers.newton import solve
+
+    def f(x: Vector, need: bool) -> tuple[Vector, Matrix | None]:
+        return x**2 - 2.0, np.array([[2.0 * x[0]]])
+
+    iterates = [2.0]
+    while abs(iterates[-1] ** 2 - 2.0) > 1e-9:
+        iterates.append(iterates[-1] - (iterates[-1] ** 2 - 2.0) / (2.0 * iterates[-1]))
+    checked = iterates[-1]
+    result = solve(f, np.array([2.0]), lm.NewtonOptions.metis(), 1.0, 0, 0.0)
+    assert result.iterations == len(iterates)  # the updates before the check, and the one after it
+    assert result.x[0] == checked - (checked**2 - 2.0) / (2.0 * checked)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_input_is_rejected_with_clear_errors() -> None:
+    with pytest.raises(ValueError, match=r"theta must lie in \(0, 1\)"):
+        lm.GGLThetaA(theta=1.0)
+    with pytest.raises(ValueError, match=r"vartheta must lie in \(0, 1\]"):
+        lm.GGLThetaB(vartheta=0.0)
+    with pytest.raises(ValueError, match="initial_guess must be 'simple' or 'advanced'"):
+        lm.GGLVariationalEuler(initial_guess="clever")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="invariants must be a QuadraticInvariantPotential"):
+        lm.GGLEnergyMomentum(invariants=3.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="invariants act on R"):
+        lm.integrate(PENDULUM.problem(), lm.GGLEnergyMomentum(invariants=PARTICLES.invariant_potential()),
+                     h=0.1, n_steps=1)
+    free = lm.Problem(PENDULUM.system(), PENDULUM.q0, PENDULUM.v0)
+    with pytest.raises(ValueError, match="needs a holonomic constraint"):
+        lm.integrate(free, lm.GGLThetaB(), h=0.1, n_steps=1)
+    with pytest.raises(TypeError, match="works on Rn"):
+        lm.integrate(lm.Problem(lm.MechanicalSystem(lm.SO3(), np.eye(3), lambda R: 0.0), np.eye(3), np.zeros(3)),
+                     lm.GGLVariationalEuler(), h=0.1, n_steps=1)
+    with pytest.raises(TypeError, match="director top"):
+        lm.integrate(PENDULUM.problem(), lm.BobenkoSurisTop(), h=0.1, n_steps=1)
+    with pytest.raises(lm.ConvergenceError, match="step 0") as failure:
+        lm.integrate(PARTICLES.problem(), scheme("VI-S"), h=0.675, n_steps=2)
+    assert failure.value.step == 0 and failure.value.residual > 1e-9
