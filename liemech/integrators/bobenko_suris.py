@@ -22,6 +22,7 @@ from typing import TypeVar, cast
 import numpy as np
 
 from liemech.groups.euclidean import Rn
+from liemech.groups.so3 import cross, skew
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
@@ -32,13 +33,9 @@ P = TypeVar("P")
 _TOL = 1e-10
 
 
-def _cross(a: Vector, b: Vector) -> Vector:
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 def _cayley(a: Vector) -> Matrix:
     """cay(â) = I + 4/(4 + |a|²) (â + â²/2)."""
-    A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    A = skew(a)
     out: Matrix = np.eye(3) + 4.0 / (4.0 + float(a @ a)) * (A + 0.5 * (A @ A))
     return out
 
@@ -96,7 +93,7 @@ class BobenkoSurisStepper(Stepper[Vector]):
         q, p = state.g, state.mu
         frame = q[3:].reshape(3, 3)  # rows d₁, d₂, d₃
         d3 = frame[2]
-        momentum = sum((_cross(q[3 * i : 3 * i + 3], p[3 * i : 3 * i + 3]) for i in range(4)), np.zeros(3))
+        momentum = sum((cross(q[3 * i : 3 * i + 3], p[3 * i : 3 * i + 3]) for i in range(4)), np.zeros(3))
         momentum = momentum + self.h * self.mgl * np.array([-d3[1], d3[0], 0.0])  # + h mgℓ e₃ × d₃
         spin = float(momentum @ d3) * (1.0 / self.axial - 1.0 / self.transverse)
         angle = self.h * spin
@@ -107,9 +104,9 @@ class BobenkoSurisStepper(Stepper[Vector]):
         # Re-orthonormalise about BS99's d₃ so that the frame's round-off does not accumulate.
         d1 = d1 - float(d1 @ d3) / float(d3 @ d3) * d3
         d1 = d1 / np.sqrt(float(d1 @ d1))
-        d2 = _cross(d3, d1) / np.sqrt(float(d3 @ d3))
+        d2 = cross(d3, d1) / np.sqrt(float(d3 @ d3))
         omega = momentum / self.transverse + spin * d3
         q1 = np.concatenate([self.ell * d3, d1, d2, d3])
-        v1 = np.concatenate([_cross(omega, q1[3 * i : 3 * i + 3]) for i in range(4)])
+        v1 = np.concatenate([cross(omega, q1[3 * i : 3 * i + 3]) for i in range(4)])
         p1 = self.M @ v1
         return NodeState(q1, p1, v1), StepReport(0, 0.0)

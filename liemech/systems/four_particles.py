@@ -10,6 +10,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems import point_masses
 from liemech.systems.constrained_reference import index1_reference
 from liemech.types import Matrix, Tensor, Vector
 
@@ -124,14 +125,9 @@ class FourParticles:
     @staticmethod
     def linear_momentum(p: Vector) -> Vector:
         """L = Σ_i p_i (000 (118))."""
-        return np.asarray(p.reshape(4, 3).sum(axis=0), dtype=np.float64)
+        return point_masses.linear_momentum(p)
 
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:
         """J = Σ_i q_i × p_i (000 (119)–(121))."""
-        qs, ps = q.reshape(4, 3), p.reshape(4, 3)
-        return np.array([
-            float(np.sum(qs[:, 1] * ps[:, 2] - qs[:, 2] * ps[:, 1])),
-            float(np.sum(qs[:, 2] * ps[:, 0] - qs[:, 0] * ps[:, 2])),
-            float(np.sum(qs[:, 0] * ps[:, 1] - qs[:, 1] * ps[:, 0])),
-        ])
+        return point_masses.angular_momentum(q, p)

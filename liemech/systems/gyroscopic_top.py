@@ -13,6 +13,7 @@ from liemech.groups.so3 import cross
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems import point_masses
 from liemech.systems.director_top import orthonormality_hessians
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
@@ -154,12 +155,7 @@ class GyroscopicTop:
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:
         """L = Σ_i q_i × p_i over the four 3-blocks (φ, d₁, d₂, d₃); L₃ is conserved."""
-        qs, ps = q.reshape(4, 3), p.reshape(4, 3)
-        return np.array([
-            float(np.sum(qs[:, 1] * ps[:, 2] - qs[:, 2] * ps[:, 1])),
-            float(np.sum(qs[:, 2] * ps[:, 0] - qs[:, 0] * ps[:, 2])),
-            float(np.sum(qs[:, 0] * ps[:, 1] - qs[:, 1] * ps[:, 0])),
-        ])
+        return point_masses.angular_momentum(q, p)
 
     def steady_height(self) -> float:
         """φ₃ = ℓ cos α₀ under steady precession (000 (113))."""
