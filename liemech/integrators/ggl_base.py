@@ -30,12 +30,16 @@ InitialGuess = Literal["simple", "advanced"]
 
 def weighted_hessians(hessians: Tensor, weights: Vector) -> Matrix:
     """Σ_k w_k D²g_k."""
-    return np.asarray(np.tensordot(weights, hessians, axes=1), dtype=np.float64)
+    m, n, _ = hessians.shape
+    out: Matrix = (weights @ hessians.reshape(m, n * n)).reshape(n, n)
+    return out
 
 
 def hessian_columns(hessians: Tensor, u: Vector) -> Matrix:
     """The (n, m) matrix whose column k is D²g_k u, i.e. ∂(G(q)u)/∂q transposed."""
-    return np.asarray(np.tensordot(hessians, u, axes=1).T, dtype=np.float64)
+    m, n, _ = hessians.shape
+    out: Matrix = (hessians.reshape(m * n, n) @ u).reshape(m, n).T
+    return out
 
 
 class GGLMethod(ConstrainedFlatMethod):
