@@ -18,7 +18,7 @@ and p and first order in λ, and are not symplectic.
 
 import numpy as np
 
-from liemech.discrete_gradient import gonzalez_derivative_and_jacobian, gonzalez_numerator
+from liemech.discrete_gradient import ROUNDOFF, gonzalez_derivative_and_jacobian
 from liemech.integrators.ggl_base import GGLMethod, GGLStepper, InitialGuess, hessian_columns, weighted_hessians
 from liemech.integrators.method import NodeState, Stepper, Traits
 from liemech.mechanics.holonomic import HolonomicConstraint
@@ -29,10 +29,13 @@ from liemech.types import Matrix, Vector
 
 
 def _quotients(f_x: Vector, f_y: Vector, linear: Vector, squared: float) -> Vector:
-    """S_k = [f_k(y) − f_k(x) − ∇f_k(mid)·Δ]/|Δ|², 0 where the numerator is round-off."""
+    """S_k = [f_k(y) − f_k(x) − ∇f_k(mid)·Δ]/|Δ|², 0 where the numerator is round-off (as in
+    ``gonzalez_numerator``, component by component)."""
     if squared == 0.0:
         return np.zeros(f_x.size)
-    return np.array([gonzalez_numerator(float(a), float(b), float(c)) for a, b, c in zip(f_x, f_y, linear)]) / squared
+    numerator = f_y - f_x - linear
+    roundoff = np.abs(numerator) <= ROUNDOFF * (np.abs(f_x) + np.abs(f_y) + np.abs(linear))
+    return np.where(roundoff, 0.0, numerator) / squared
 
 
 class _EnergyMomentumMethod(GGLMethod):
