@@ -392,7 +392,7 @@ def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -
 
 @pytest.mark.parametrize(("case", "h"), [("pendulum", 0.05), ("particles", 0.05), ("top", 0.002)])
 def test_symplecticity_defects(case: str, h: float) -> None:
-    problem = {"pendulum": PENDULUM, "particles": PARTICLES, "top": TOP}[case].problem()
+    problem = {"pendulum": PENDULUM.problem(), "particles": PARTICLES.problem(), "top": TOP.problem()}[case]
     a = one_step_defects(problem, lm.GGLThetaA(), h)
     assert max(a) < 1e-12  # on all of R^{2d}
     for method in (lm.GGLVariationalEuler(), lm.GGLThetaB()):
