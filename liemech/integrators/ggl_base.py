@@ -6,8 +6,9 @@ Sign of λ: liemech's plus sign (DESIGN.md), ṗ = −∇V + Gᵀλ, so ``λ = �
 paper's sign (it multiplies the secondary constraint g^v = G M⁻¹p in the GGL functional (33)).
 
 Newton Jacobians are exact for constraints of degree ≤ 2 (every example of the papers); for other
-constraints they omit the third derivatives D³g, as the papers' code does, and Newton then
-converges linearly, still to round-off.
+constraints they omit the third derivatives D³g, as the papers' code does (and, in EM and EM-G, the
+derivatives of the Gonzalez quotients of g and gᵛ), and Newton then converges linearly, still to
+round-off.
 """
 
 from abc import abstractmethod

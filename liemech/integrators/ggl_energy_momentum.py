@@ -38,6 +38,19 @@ def _quotients(f_x: Vector, f_y: Vector, linear: Vector, squared: float) -> Vect
     return np.where(roundoff, 0.0, numerator) / squared
 
 
+def _check_invariants(invariants: QuadraticInvariantPotential, system: MechanicalSystem[Vector]) -> None:
+    """ValueError unless ``invariants`` describes the system's V (value and gradient at two probe points)."""
+    n = system.group.dim
+    if invariants.dim != n:
+        raise ValueError(f"invariants act on R^{invariants.dim}, the problem on R^{n}")
+    for q in (np.linspace(-0.7, 0.9, n), np.cos(np.arange(n, dtype=np.float64))):
+        V, dV = system.potential(q), system.potential_gradient(q)
+        scale = 1.0 + abs(V) + float(np.max(np.abs(dV)))
+        if abs(invariants.potential(q) - V) > 1e-8 * scale or np.max(np.abs(invariants.gradient(q) - dV)) > 1e-6 * scale:
+            raise ValueError("invariants must describe the system's potential: their V or ∇V differs from the "
+                             f"system's at q = {np.array2string(q, precision=3)}")
+
+
 class _EnergyMomentumMethod(GGLMethod):
     secondary: bool
 
@@ -55,8 +68,8 @@ class _EnergyMomentumMethod(GGLMethod):
 
     def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
                             n_constraints: int, h: float) -> Stepper[Vector]:
-        if self.invariants is not None and self.invariants.dim != system.group.dim:
-            raise ValueError(f"invariants act on R^{self.invariants.dim}, the problem on R^{system.group.dim}")
+        if self.invariants is not None:
+            _check_invariants(self.invariants, system)
         return EnergyMomentumStepper(system, constraint, n_constraints, h, self.newton, self.initial_guess,
                                      self.invariants, self.secondary)
 
