@@ -1,5 +1,6 @@
-"""First integrals and their drift along a discrete solution."""
+"""First integrals and their drift along a discrete solution, and its constraint residuals."""
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -7,7 +8,8 @@ import numpy as np
 from liemech.groups.base import LieGroup
 from liemech.integrators.solution import Solution
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.types import Vector
+from liemech.mechanics.problem import Problem
+from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
 
@@ -32,3 +34,23 @@ def drift(values: Vector) -> float:
     """max_k |v_k − v_0|."""
     values = np.asarray(values, dtype=np.float64)
     return float(np.max(np.abs(values - values[0]), initial=0.0))
+
+
+def velocity_constraint(problem: Problem[P], points: Sequence[P], velocities: Sequence[Vector] | Matrix) -> Matrix:
+    """Row k: B(g_k)η_k, the velocity-level holonomic constraint at (g_k, η_k)."""
+    c = problem.holonomic
+    if c is None:
+        raise ValueError("velocity_constraint needs a problem with a holonomic constraint")
+    return np.array([c.trivialised_jacobian(problem.group, g) @ eta for g, eta in zip(points, velocities)])
+
+
+def holonomic_residuals(problem: Problem[P], solution: Solution[P]) -> tuple[Matrix, Matrix, Matrix]:
+    """Rows k, at every stored node: Φ(g_k); B(g_k)η_k with η_k = ``solution.eta[k]`` (the scheme's
+    nodal velocity); and B(g_k)v_k with v_k the velocity of the nodal momentum, ∂ℓ/∂η (g_k, v_k) = μ_k
+    (𝕀⁻¹μ_k for constant inertia: the secondary constraint G M⁻¹p of the GGL schemes)."""
+    c = problem.holonomic
+    if c is None:
+        raise ValueError("holonomic_residuals needs a problem with a holonomic constraint")
+    momentum_velocities = [problem.system.velocity(g, mu) for g, mu in zip(solution.g, solution.mu)]
+    return (np.array([c.value(g) for g in solution.g]), velocity_constraint(problem, solution.g, solution.eta),
+            velocity_constraint(problem, solution.g, momentum_velocities))

@@ -18,10 +18,26 @@ from liemech.types import Matrix, Vector
 ROUNDOFF: Final = 16.0 * float(np.finfo(np.float64).eps)
 
 
+def is_roundoff(value: float, *terms: float) -> bool:
+    """|value| ≤ ROUNDOFF·Σ|terms|: a difference of the terms that is pure round-off."""
+    return abs(value) <= ROUNDOFF * sum(abs(t) for t in terms)
+
+
 def gonzalez_numerator(f_x: float, f_y: float, linear: float) -> float:
     """f(y) − f(x) − Df(w)·(y − x) given ``linear`` = Df(w)·(y − x), or 0 at the round-off level."""
     numerator = f_y - f_x - linear
-    return 0.0 if abs(numerator) <= ROUNDOFF * (abs(f_x) + abs(f_y) + abs(linear)) else numerator
+    return 0.0 if is_roundoff(numerator, f_x, f_y, linear) else numerator
+
+
+def gonzalez_quotients(f_x: Vector, f_y: Vector, linear: Vector, squared: float) -> Vector:
+    """The quotients S_k = [f_k(y) − f_k(x) − ∇f_k(w)·(y − x)]/|y − x|² of a vector-valued f, given
+    ``linear`` = (∇f_k(w)·(y − x))_k and ``squared`` = |y − x|²; the rule of ``gonzalez_numerator``
+    component by component (0 where a numerator is round-off, all 0 when y = x)."""
+    if squared == 0.0:
+        return np.zeros(f_x.size)
+    numerator = f_y - f_x - linear
+    roundoff = np.abs(numerator) <= ROUNDOFF * (np.abs(f_x) + np.abs(f_y) + np.abs(linear))
+    return np.where(roundoff, 0.0, numerator) / squared
 
 
 def gonzalez_quotient(f_x: float, f_y: float, gradient_mid: Vector, step: Vector) -> float:
@@ -57,6 +73,6 @@ def invariant_discrete_derivative(
     difference quotient is 0/0. Exact (D̄f·(y − x) = f(y) − f(x), since ∇s(w)·(y − x) = s(y) − s(x))
     and equivariant under every symmetry that preserves s."""
     difference = s_y - s_x
-    if abs(difference) <= ROUNDOFF * (abs(s_x) + abs(s_y)):
+    if is_roundoff(difference, s_x, s_y):
         return dF(0.5 * (s_x + s_y)) * grad_s_mid
     return (F(s_y) - F(s_x)) / difference * grad_s_mid

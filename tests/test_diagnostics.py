@@ -1,11 +1,19 @@
-"""Diagnostics: energy, the spatial momentum Ad*_{g⁻¹}μ, Noether momenta along a direction, drift."""
+"""Diagnostics: energy, the spatial momentum Ad*_{g⁻¹}μ, Noether momenta along a direction, drift,
+holonomic constraint residuals."""
 
 import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.diagnostics import drift, energy, momentum_along, spatial_momentum
-from liemech.systems import HeavyTop, Pendulum
+from liemech.diagnostics import (
+    drift,
+    energy,
+    holonomic_residuals,
+    momentum_along,
+    spatial_momentum,
+    velocity_constraint,
+)
+from liemech.systems import HeavyTop, Pendulum, SphericalPendulum
 
 TOP = HeavyTop()
 E3 = np.array([0.0, 0.0, 1.0])
@@ -97,3 +105,17 @@ def test_drift() -> None:
     assert drift(np.array([1.0, 1.5, 0.2, 1.0])) == pytest.approx(0.8)
     assert drift(np.array([3.0])) == 0.0
     assert drift(np.array([-2.0, -2.0])) == 0.0
+
+
+def test_holonomic_residuals_are_the_constraint_and_its_derivatives() -> None:
+    """On the 3D pendulum g = ½(|q|² − 1), G = qᵀ: compare with q·q, q·v and q·M⁻¹p written out."""
+    pendulum = SphericalPendulum(mass=2.0)
+    problem = pendulum.problem()
+    sol = lm.integrate(problem, lm.GGLThetaA(), h=0.05, n_steps=5)  # VI-A: all three are nonzero
+    q, v, p = np.array(sol.g), sol.eta, sol.mu
+    position, velocity, momentum = holonomic_residuals(problem, sol)
+    assert np.allclose(position[:, 0], 0.5 * (np.sum(q * q, axis=1) - 1.0), rtol=0.0, atol=1e-16)
+    assert np.allclose(velocity[:, 0], np.sum(q * v, axis=1), rtol=0.0, atol=1e-15)
+    assert np.allclose(momentum[:, 0], np.sum(q * p, axis=1) / 2.0, rtol=0.0, atol=1e-15)
+    assert np.min(np.abs(position[1:])) > 1e-8 and np.min(np.abs(velocity[1:] - momentum[1:])) > 1e-8
+    assert np.array_equal(velocity_constraint(problem, sol.g, sol.eta), velocity)

@@ -22,6 +22,7 @@ from figures import save_plot  # noqa: E402
 from paper_schemes import paper_schemes  # noqa: E402
 
 import liemech as lm  # noqa: E402
+from liemech.diagnostics import holonomic_residuals, velocity_constraint  # noqa: E402
 from liemech.systems import SphericalPendulum  # noqa: E402
 from liemech.types import Vector  # noqa: E402
 
@@ -36,9 +37,6 @@ def energy_function(pendulum: SphericalPendulum, q: Vector, p: Vector, v: Vector
 def main() -> None:
     pendulum = SphericalPendulum()
     problem = pendulum.problem()
-    constraint = pendulum.constraint()
-    group = problem.group
-    M_inv = np.linalg.inv(pendulum.mass_matrix())
     H0 = pendulum.energy(problem.g0, problem.mu0)
     print(f"3D pendulum (000 §6.1): h = {H_STEP}, T = {T_FINAL}, metis Newton, simple guess; "
           f"H₀ = {H0:g}, J₃ = {pendulum.vertical_angular_momentum(problem.g0, problem.mu0):g}")
@@ -56,14 +54,12 @@ def main() -> None:
         qs, ps, t = sol.g, sol.mu, sol.t
         H = np.array([pendulum.energy(q, p) for q, p in zip(qs, ps)])
         J3 = np.array([pendulum.vertical_angular_momentum(q, p) for q, p in zip(qs, ps)])
-        g = np.array([float(constraint.value(q)[0]) for q in qs])
-        gp = np.array([float((constraint.trivialised_jacobian(group, q) @ (M_inv @ p))[0]) for q, p in zip(qs, ps)])
-        gv = np.array([float((constraint.trivialised_jacobian(group, q) @ v)[0]) for q, v in zip(qs, sol.eta)])
+        g, gv, gp = (values[:, 0] for values in holonomic_residuals(problem, sol))
         if label == "VI-S":  # the scheme's velocity vⁿ belongs to tⁿ; the last node has none
             velocities = list(sol.extras["velocity"])
             E = np.array([energy_function(pendulum, q, p, v) for q, p, v in zip(qs, ps, velocities)])
             E_times = t[:-1]
-            staggered = max(abs(float((constraint.trivialised_jacobian(group, q) @ v)[0])) for q, v in zip(qs, velocities))
+            staggered = float(np.max(np.abs(velocity_constraint(problem, qs[:-1], velocities))))
         else:
             E = np.array([energy_function(pendulum, q, p, v) for q, p, v in zip(qs, ps, sol.eta)])
             E_times = t

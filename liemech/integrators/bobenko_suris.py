@@ -24,6 +24,7 @@ import numpy as np
 from liemech.groups.euclidean import Rn
 from liemech.groups.so3 import cross, skew
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.mechanics import point_masses
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
@@ -93,8 +94,8 @@ class BobenkoSurisStepper(Stepper[Vector]):
         q, p = state.g, state.mu
         frame = q[3:].reshape(3, 3)  # rows d₁, d₂, d₃
         d3 = frame[2]
-        momentum = sum((cross(q[3 * i : 3 * i + 3], p[3 * i : 3 * i + 3]) for i in range(4)), np.zeros(3))
-        momentum = momentum + self.h * self.mgl * np.array([-d3[1], d3[0], 0.0])  # + h mgℓ e₃ × d₃
+        kick = self.h * self.mgl * np.array([-d3[1], d3[0], 0.0])  # h mgℓ e₃ × d₃
+        momentum = point_masses.angular_momentum(q, p) + kick
         spin = float(momentum @ d3) * (1.0 / self.axial - 1.0 / self.transverse)
         angle = self.h * spin
         c, s = np.cos(angle), np.sin(angle)
@@ -107,6 +108,6 @@ class BobenkoSurisStepper(Stepper[Vector]):
         d2 = cross(d3, d1) / np.sqrt(float(d3 @ d3))
         omega = momentum / self.transverse + spin * d3
         q1 = np.concatenate([self.ell * d3, d1, d2, d3])
-        v1 = np.concatenate([cross(omega, q1[3 * i : 3 * i + 3]) for i in range(4)])
+        v1 = point_masses.rigid_rotation_velocity(omega, q1)
         p1 = self.M @ v1
         return NodeState(q1, p1, v1), StepReport(0, 0.0)

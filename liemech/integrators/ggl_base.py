@@ -12,7 +12,7 @@ round-off.
 """
 
 from abc import abstractmethod
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.newton import NewtonOptions, solve
 from liemech.types import Matrix, Tensor, Vector
+
+S = TypeVar("S")
 
 InitialGuess = Literal["simple", "advanced"]
 """Newton's starting point (spec 000 §B.10): "simple" is the previous step's complete solution
@@ -69,8 +71,10 @@ def checked_parameter(value: object, name: str, low: float, high: float, open_lo
     return x
 
 
-class GGLStepper(Stepper[Vector]):
-    """One step: solve R(x) = 0 for x = (q_{n+1}, p_{n+1}, [velocity], multipliers) from (qⁿ, pⁿ).
+class GGLStepper(Stepper[Vector], Generic[S]):
+    """One step: solve R(x; start) = 0 for x = (q_{n+1}, p_{n+1}, [velocity], multipliers), where
+    ``start`` = ``begin(qⁿ, pⁿ)`` holds what the equations need of the known state (evaluated once
+    per step, not at every Newton iterate).
 
     The stepper remembers the last solution: the papers' "simple" guess continues from it."""
 
@@ -104,8 +108,12 @@ class GGLStepper(Stepper[Vector]):
         return self.constraint.trivialised_hessians(self.group, q)
 
     @abstractmethod
-    def residual(self, q0: Vector, p0: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
-        """R(x) of the step from (q0, p0), and ∂R/∂x when ``jacobian``."""
+    def begin(self, q0: Vector, p0: Vector) -> S:
+        """The terms of the step's equations that depend only on (qⁿ, pⁿ)."""
+
+    @abstractmethod
+    def residual(self, start: S, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
+        """R(x) of the step from ``start`` = begin(qⁿ, pⁿ), and ∂R/∂x when ``jacobian``."""
 
     @abstractmethod
     def result(self, x: Vector) -> tuple[NodeState[Vector], dict[str, Vector]]:
@@ -129,7 +137,8 @@ class GGLStepper(Stepper[Vector]):
         q0, p0 = state.g, state.mu
         guess = self._guess(q0, p0, k)
         scale = max(1.0, float(np.max(np.abs(guess))))
-        solution = solve(lambda x, need: self.residual(q0, p0, x, need), guess, self._newton, scale, k, k * self.h)
+        start = self.begin(q0, p0)
+        solution = solve(lambda x, need: self.residual(start, x, need), guess, self._newton, scale, k, k * self.h)
         self._last = (k, solution.x)
         node, extras = self.result(solution.x)
         return node, StepReport(solution.iterations, solution.residual, extras)

@@ -16,9 +16,11 @@ Both schemes conserve H = ½pᵀM⁻¹p + V to round-off (given consistent data)
 and p and first order in λ, and are not symplectic.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
-from liemech.discrete_gradient import ROUNDOFF, gonzalez_derivative_and_jacobian
+from liemech.discrete_gradient import gonzalez_derivative_and_jacobian, gonzalez_quotients
 from liemech.integrators.ggl_base import GGLMethod, GGLStepper, InitialGuess, hessian_columns, weighted_hessians
 from liemech.integrators.method import NodeState, Stepper, Traits
 from liemech.mechanics.holonomic import HolonomicConstraint
@@ -26,16 +28,6 @@ from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.newton import NewtonOptions
 from liemech.types import Matrix, Vector
-
-
-def _quotients(f_x: Vector, f_y: Vector, linear: Vector, squared: float) -> Vector:
-    """S_k = [f_k(y) − f_k(x) − ∇f_k(mid)·Δ]/|Δ|², 0 where the numerator is round-off (as in
-    ``gonzalez_numerator``, component by component)."""
-    if squared == 0.0:
-        return np.zeros(f_x.size)
-    numerator = f_y - f_x - linear
-    roundoff = np.abs(numerator) <= ROUNDOFF * (np.abs(f_x) + np.abs(f_y) + np.abs(linear))
-    return np.where(roundoff, 0.0, numerator) / squared
 
 
 def _check_invariants(invariants: QuadraticInvariantPotential, system: MechanicalSystem[Vector]) -> None:
@@ -54,12 +46,13 @@ def _check_invariants(invariants: QuadraticInvariantPotential, system: Mechanica
 class _EnergyMomentumMethod(GGLMethod):
     secondary: bool
 
-    def __init__(self, invariants: QuadraticInvariantPotential | None, newton: NewtonOptions | None,
-                 initial_guess: InitialGuess) -> None:
+    def __init__(self, invariants: QuadraticInvariantPotential | None = None, newton: NewtonOptions | None = None,
+                 initial_guess: InitialGuess = "advanced") -> None:
         super().__init__(newton, initial_guess)
         if invariants is not None and not isinstance(invariants, QuadraticInvariantPotential):
             raise TypeError(f"invariants must be a QuadraticInvariantPotential, got {type(invariants).__name__}")
         self.invariants = invariants
+        self.name = f"{type(self).__name__}()"
 
     @property
     def traits(self) -> Traits:
@@ -84,11 +77,6 @@ class GGLEnergyMomentum(_EnergyMomentumMethod):
 
     secondary = True
 
-    def __init__(self, invariants: QuadraticInvariantPotential | None = None, newton: NewtonOptions | None = None,
-                 initial_guess: InitialGuess = "advanced") -> None:
-        super().__init__(invariants, newton, initial_guess)
-        self.name = "GGLEnergyMomentum()"
-
 
 class GonzalezEnergyMomentum(_EnergyMomentumMethod):
     """EM-G (Gonzalez 1999; paper 000 §6.3): primary constraints only, energy and momentum conserved;
@@ -97,13 +85,16 @@ class GonzalezEnergyMomentum(_EnergyMomentumMethod):
 
     secondary = False
 
-    def __init__(self, invariants: QuadraticInvariantPotential | None = None, newton: NewtonOptions | None = None,
-                 initial_guess: InitialGuess = "advanced") -> None:
-        super().__init__(invariants, newton, initial_guess)
-        self.name = "GonzalezEnergyMomentum()"
+
+class _Start(NamedTuple):
+    q: Vector
+    p: Vector
+    V: float | None  # V(qⁿ), for the generic D̄V
+    g: Vector  # g(qⁿ)
+    gv: Vector | None  # gᵛ(qⁿ, pⁿ) = G(qⁿ)M⁻¹pⁿ, for EM
 
 
-class EnergyMomentumStepper(GGLStepper):
+class EnergyMomentumStepper(GGLStepper[_Start]):
     has_velocity = False
 
     def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], m: int, h: float,
@@ -112,34 +103,42 @@ class EnergyMomentumStepper(GGLStepper):
         super().__init__(system, constraint, 2 * m if secondary else m, h, newton, initial_guess)
         self.m, self.invariants, self.secondary = m, invariants, secondary
 
-    def _potential_derivative(self, q0: Vector, q1: Vector, q_mid: Vector) -> tuple[Vector, Matrix]:
-        """D̄V(q0, q1) and its derivative with respect to q1."""
-        if self.invariants is not None:
-            return self.invariants.discrete_gradient(q0, q1), self.invariants.discrete_gradient_jacobian(q0, q1)
-        V = self.system
-        return gonzalez_derivative_and_jacobian(V.potential(q0), V.potential(q1), V.potential_gradient(q1),
-                                                V.potential_gradient(q_mid), V.potential_hessian(q_mid), q1 - q0)
+    def begin(self, q0: Vector, p0: Vector) -> _Start:
+        gv = self.G(q0) @ (self.M_inv @ p0) if self.secondary else None
+        V = self.system.potential(q0) if self.invariants is None else None
+        return _Start(q0, p0, V, self.constraint.value(q0), gv)
 
-    def residual(self, q0: Vector, p0: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
+    def _potential_derivative(self, start: _Start, q1: Vector, q_mid: Vector) -> tuple[Vector, Matrix]:
+        """D̄V(qⁿ, q1) and its derivative with respect to q1."""
+        if self.invariants is not None:
+            return (self.invariants.discrete_gradient(start.q, q1),
+                    self.invariants.discrete_gradient_jacobian(start.q, q1))
+        V = self.system
+        assert start.V is not None
+        return gonzalez_derivative_and_jacobian(start.V, V.potential(q1), V.potential_gradient(q1),
+                                                V.potential_gradient(q_mid), V.potential_hessian(q_mid), q1 - start.q)
+
+    def residual(self, start: _Start, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
         n, m, h, M_inv = self.n, self.m, self.h, self.M_inv
+        q0, p0 = start.q, start.p
         q1, p1, lam = x[:n], x[n : 2 * n], x[2 * n : 2 * n + m]
         dq, dp = q1 - q0, p1 - p0
         q_mid, p_mid = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
         u_mid = M_inv @ p_mid
         G_mid, H_mid = self.G(q_mid), self.hessians(q_mid)
-        g0, g1 = self.constraint.value(q0), self.constraint.value(q1)
-        D_g = G_mid + np.outer(_quotients(g0, g1, G_mid @ dq, float(dq @ dq)), dq)
-        D_V, D_V_jacobian = self._potential_derivative(q0, q1, q_mid)
+        g1 = self.constraint.value(q1)
+        D_g = G_mid + np.outer(gonzalez_quotients(start.g, g1, G_mid @ dq, float(dq @ dq)), dq)
+        D_V, D_V_jacobian = self._potential_derivative(start, q1, q_mid)
         R1 = dq - h * u_mid
         R2 = dp + h * D_V - h * (D_g.T @ lam)
         blocks = [R1, R2, g1]
-        if self.secondary:
+        if start.gv is not None:
             gamma = x[2 * n + m :]
             G1 = self.G(q1)
             W_mid = hessian_columns(H_mid, u_mid)  # ∇_q g^v_k(z_mid) in column k
             Gv_p_mid = G_mid @ M_inv  # ∇_p g^v_k(z_mid) in row k
-            gv0, gv1 = self.G(q0) @ (M_inv @ p0), G1 @ (M_inv @ p1)
-            S = _quotients(gv0, gv1, W_mid.T @ dq + Gv_p_mid @ dp, float(dq @ dq + dp @ dp))
+            gv1 = G1 @ (M_inv @ p1)
+            S = gonzalez_quotients(start.gv, gv1, W_mid.T @ dq + Gv_p_mid @ dp, float(dq @ dq + dp @ dp))
             D_q_gv, D_p_gv = W_mid.T + np.outer(S, dq), Gv_p_mid + np.outer(S, dp)
             R1 = R1 - h * (D_p_gv.T @ gamma)
             R2 = R2 + h * (D_q_gv.T @ gamma)
@@ -157,7 +156,7 @@ class EnergyMomentumStepper(GGLStepper):
         J[r2, c_p] = eye
         J[r2, c_lam] = -h * D_g.T
         J[r3, c_q] = self.G(q1)
-        if self.secondary:
+        if start.gv is not None:
             r4 = c_gam = slice(2 * n + m, None)
             T_mid = weighted_hessians(H_mid, gamma)
             J[r1, c_q] -= 0.5 * h * (M_inv @ T_mid)

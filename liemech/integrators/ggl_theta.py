@@ -16,7 +16,7 @@ maps; VI-A(½) is second order and meets both constraints only at q^{n+½}; VI-B
 and meets g(q^{n+1}) = 0 and G(q^{n+1})v^{n+1} = 0 at the nodes when θ = 1.
 """
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -85,32 +85,44 @@ class GGLThetaB(GGLMethod):
                             self.theta, self.vartheta)
 
 
-class ThetaStepper(GGLStepper):
+class _Start(NamedTuple):
+    q: Vector
+    p: Vector
+    G: Matrix | None  # G(qⁿ), for Option B
+
+
+class ThetaStepper(GGLStepper[_Start]):
     def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], m: int, h: float,
                  newton: NewtonOptions, initial_guess: InitialGuess, option: Literal["A", "B"], theta: float,
                  vartheta: float) -> None:
         super().__init__(system, constraint, 2 * m, h, newton, initial_guess)
         self.m, self.option, self.theta, self.vartheta = m, option, theta, vartheta
 
-    def residual(self, q0: Vector, p0: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
+    def begin(self, q0: Vector, p0: Vector) -> _Start:
+        return _Start(q0, p0, self.G(q0) if self.option == "B" else None)
+
+    def residual(self, start: _Start, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
         n, m, h, M, M_inv, th, vth = self.n, self.m, self.h, self.M, self.M_inv, self.theta, self.vartheta
+        q0, p0 = start.q, start.p
         q1, p1, v1 = x[:n], x[n : 2 * n], x[2 * n : 3 * n]
         lam, gamma = x[3 * n : 3 * n + m], x[3 * n + m :]
         q_th = (1.0 - th) * q0 + th * q1
         G_th, H_th = self.G(q_th), self.hessians(q_th)
         T_th = weighted_hessians(H_th, gamma)
-        if self.option == "A":
-            C, E = G_th, np.zeros((m, n))
+        velocity_equation = M @ v1 - th * p0 - (1.0 - th) * p1
+        if start.G is None:  # Option A: C = G_θ, E = 0
+            C = G_th
             position = self.constraint.value(q_th)
         else:
-            G0, G1 = self.G(q0), self.G(q1)
+            G0, G1 = start.G, self.G(q1)
             C = (1.0 - vth) * G0 + vth * G1
             E = th * (1.0 - vth) * G0 - (1.0 - th) * vth * G1
+            velocity_equation -= h * (E.T @ lam)
             position = self.constraint.value(q1)
         R = np.concatenate([
             q1 - q0 - h * v1 - h * (M_inv @ (G_th.T @ gamma)),
             p1 - p0 + h * self.system.potential_gradient(q_th) - h * (C.T @ lam) + h * (T_th @ v1),
-            M @ v1 - th * p0 - (1.0 - th) * p1 - h * (E.T @ lam),
+            velocity_equation,
             position,
             G_th @ v1,
         ])
@@ -131,11 +143,11 @@ class ThetaStepper(GGLStepper):
         J[r2, c_gam] = h * W
         J[r3, c_p] = -(1.0 - th) * eye
         J[r3, c_v] = M
-        J[r3, c_lam] = -h * E.T
-        if self.option == "A":
+        if start.G is None:
             J[r2, c_q] -= h * th * weighted_hessians(H_th, lam)
             J[r4, c_q] = th * G_th
         else:
+            J[r3, c_lam] = -h * E.T
             Lam1 = weighted_hessians(self.hessians(q1), lam)
             J[r2, c_q] -= h * vth * Lam1
             J[r3, c_q] = h * (1.0 - th) * vth * Lam1

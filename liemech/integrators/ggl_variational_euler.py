@@ -12,6 +12,8 @@ symplectic on constrained variations, conserves momentum maps, not energy; g hol
 the secondary constraint only at q̄.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from liemech.integrators.ggl_base import GGLMethod, GGLStepper, InitialGuess, hessian_columns, weighted_hessians
@@ -44,24 +46,35 @@ class GGLVariationalEuler(GGLMethod):
         return VariationalEulerStepper(system, constraint, n_constraints, h, self.newton, self.initial_guess)
 
 
-class VariationalEulerStepper(GGLStepper):
+class _Start(NamedTuple):
+    q: Vector
+    p: Vector
+    G: Matrix  # G(qⁿ)
+    grad_V: Vector  # ∇V(qⁿ)
+
+
+class VariationalEulerStepper(GGLStepper[_Start]):
     def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], m: int, h: float,
                  newton: NewtonOptions, initial_guess: InitialGuess) -> None:
         super().__init__(system, constraint, 2 * m, h, newton, initial_guess)
         self.m = m
 
-    def residual(self, q0: Vector, p0: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
+    def begin(self, q0: Vector, p0: Vector) -> _Start:
+        return _Start(q0, p0, self.G(q0), self.system.potential_gradient(q0))
+
+    def residual(self, start: _Start, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
         n, m, h, M, M_inv = self.n, self.m, self.h, self.M, self.M_inv
+        q0, p0, G0 = start.q, start.p, start.G
         q1, p1, v0 = x[:n], x[n : 2 * n], x[2 * n : 3 * n]
         lam, gamma = x[3 * n : 3 * n + m], x[3 * n + m :]
         q_bar = q0 + h * v0
-        G_bar, H_bar, G0 = self.G(q_bar), self.hessians(q_bar), self.G(q0)
+        G_bar, H_bar = self.G(q_bar), self.hessians(q_bar)
         T_bar = weighted_hessians(H_bar, gamma)
         u = M_inv @ p1
         T_u = T_bar @ u
         R = np.concatenate([
             q1 - q0 - h * v0 - h * (M_inv @ (G_bar.T @ gamma)),
-            p1 - p0 + h * self.system.potential_gradient(q0) - h * (G0.T @ lam) + h * T_u,
+            p1 - p0 + h * start.grad_V - h * (G0.T @ lam) + h * T_u,
             M @ v0 - p1 - h * T_u,
             self.constraint.value(q1),
             G_bar @ u,

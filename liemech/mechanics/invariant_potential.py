@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from liemech.discrete_gradient import ROUNDOFF, invariant_discrete_derivative
+from liemech.discrete_gradient import invariant_discrete_derivative, is_roundoff
 from liemech.types import Matrix, Vector
 
 ScalarFunction = Callable[[float], float]
@@ -113,7 +113,7 @@ class QuadraticInvariantPotential:
         for i, (s_x, s_y) in enumerate(zip(self.invariants(x), self.invariants(y))):
             s_x, s_y = float(s_x), float(s_y)
             difference = s_y - s_x
-            if abs(difference) <= ROUNDOFF * (abs(s_x) + abs(s_y)):
+            if is_roundoff(difference, s_x, s_y):
                 c = float(self.derivatives[i](0.5 * (s_x + s_y)))
                 dc = 0.5 * self._second_derivative(i, 0.5 * (s_x + s_y))
             else:

@@ -7,10 +7,10 @@ import numpy as np
 
 from liemech.groups.euclidean import Rn
 from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
+from liemech.mechanics.invariant_potential import QuadraticInvariantPotential, ScalarFunction
 from liemech.mechanics.problem import Problem
+from liemech.mechanics import point_masses
 from liemech.mechanics.system import MechanicalSystem
-from liemech.systems import point_masses
 from liemech.systems.constrained_reference import index1_reference
 from liemech.types import Matrix, Tensor, Vector
 
@@ -21,6 +21,11 @@ def _pair_form(i: int, j: int) -> Matrix:
     D[:, 3 * i : 3 * i + 3] = -np.eye(3)
     D[:, 3 * j : 3 * j + 3] = np.eye(3)
     return D.T @ D
+
+
+def _spring(k: float, rest: float) -> tuple[ScalarFunction, ScalarFunction, ScalarFunction]:
+    """Ṽ(π) = ½k(π − rest)² of a spring written through its squared length π, and Ṽ′, Ṽ″."""
+    return (lambda s: 0.5 * k * (s - rest) ** 2), (lambda s: k * (s - rest)), (lambda s: k)
 
 
 @dataclass(frozen=True)
@@ -56,26 +61,7 @@ class FourParticles:
 
     def invariant_potential(self) -> QuadraticInvariantPotential:
         """V = Ṽ₁(π₁) + Ṽ₂(π₂) with π₁ = |q₃ − q₁|², π₂ = |q₄ − q₂|², Ṽ_i = ½k(π − l²)²."""
-        k1, r1, k2, r2 = self.k13, self.l13**2, self.k24, self.l24**2
-
-        def V1(s: float) -> float:
-            return 0.5 * k1 * (s - r1) ** 2
-
-        def dV1(s: float) -> float:
-            return k1 * (s - r1)
-
-        def ddV1(s: float) -> float:
-            return k1
-
-        def V2(s: float) -> float:
-            return 0.5 * k2 * (s - r2) ** 2
-
-        def dV2(s: float) -> float:
-            return k2 * (s - r2)
-
-        def ddV2(s: float) -> float:
-            return k2
-
+        (V1, dV1, ddV1), (V2, dV2, ddV2) = _spring(self.k13, self.l13**2), _spring(self.k24, self.l24**2)
         return QuadraticInvariantPotential([_pair_form(0, 2), _pair_form(1, 3)], [V1, V2], [dV1, dV2],
                                            [ddV1, ddV2])
 

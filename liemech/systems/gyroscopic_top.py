@@ -9,11 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from liemech.groups.euclidean import Rn
-from liemech.groups.so3 import cross
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.problem import Problem
+from liemech.mechanics import point_masses
 from liemech.mechanics.system import MechanicalSystem
-from liemech.systems import point_masses
 from liemech.systems.director_top import orthonormality_hessians
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
@@ -89,9 +88,7 @@ class GyroscopicTop:
 
     def director_velocity(self, R: Matrix, body_omega: Vector) -> Vector:
         """q̇ with q̇_i = ω × q_i, ω = R Ω the spatial angular velocity of the body velocity Ω."""
-        omega = R @ body_omega
-        q = self.director_configuration(R)
-        return np.concatenate([cross(omega, q[3 * i : 3 * i + 3]) for i in range(4)])
+        return point_masses.rigid_rotation_velocity(R @ body_omega, self.director_configuration(R))
 
     @property
     def q0(self) -> Vector:
@@ -101,8 +98,7 @@ class GyroscopicTop:
     @property
     def v0(self) -> Vector:
         """v_i⁰ = ω₀ × q_i⁰ for each 3-block."""
-        omega, q = self.omega0(), self.q0
-        return np.concatenate([cross(omega, q[3 * i : 3 * i + 3]) for i in range(4)])
+        return point_masses.rigid_rotation_velocity(self.omega0(), self.q0)
 
     def mass_matrix(self) -> Matrix:
         """diag(mI₃, E₁I₃, E₂I₃, E₃I₃)."""

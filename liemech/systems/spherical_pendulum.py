@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from liemech.groups.euclidean import Rn
+from liemech.mechanics import point_masses
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
@@ -62,7 +63,7 @@ class SphericalPendulum:
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:
         """q × p (about the suspension point)."""
-        return np.array([q[1] * p[2] - q[2] * p[1], q[2] * p[0] - q[0] * p[2], q[0] * p[1] - q[1] * p[0]])
+        return point_masses.angular_momentum(q, p)
 
     @staticmethod
     def vertical_angular_momentum(q: Vector, p: Vector) -> float:

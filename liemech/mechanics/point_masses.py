@@ -20,3 +20,10 @@ def angular_momentum(q: Vector, p: Vector) -> Vector:
 def linear_momentum(p: Vector) -> Vector:
     """Σ_i p_i, the momentum map of the translations q_i ↦ q_i + a."""
     return np.asarray(p.reshape(-1, 3).sum(axis=0), dtype=np.float64)
+
+
+def rigid_rotation_velocity(omega: Vector, q: Vector) -> Vector:
+    """q̇ = (ω × q₁, …, ω × q_k): the velocity of every block under the spatial angular velocity ω."""
+    qs = q.reshape(-1, 3)
+    return np.stack([omega[1] * qs[:, 2] - omega[2] * qs[:, 1], omega[2] * qs[:, 0] - omega[0] * qs[:, 2],
+                     omega[0] * qs[:, 1] - omega[1] * qs[:, 0]], axis=1).ravel()
