@@ -47,7 +47,7 @@ from liemech.mechanics import (
 )
 from liemech.solvers import ConvergenceError, NewtonOptions
 from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
-from liemech.types import Matrix, Tensor, Vector
+from liemech.types import Matrix, Tensor, Vector, VectorLike
 
 __all__ = [
     "RETRACTION_KINDS",
@@ -94,6 +94,7 @@ __all__ = [
     "Tensor",
     "Traits",
     "Vector",
+    "VectorLike",
     "gauss",
     "integrate",
     "lobatto",

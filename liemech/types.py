@@ -2,6 +2,7 @@
 
 from typing import TypeAlias
 
+import jax
 import numpy as np
 from numpy.typing import NDArray
 
@@ -13,3 +14,6 @@ Matrix: TypeAlias = NDArray[np.float64]
 
 Tensor: TypeAlias = NDArray[np.float64]
 """A 3-D float64 array, e.g. the stacked derivatives ∂_k 𝕀(g) of a configuration-dependent inertia."""
+
+VectorLike: TypeAlias = NDArray[np.float64] | jax.Array
+"""A vector argument: a numpy array from the caller, or a JAX array inside compiled code."""

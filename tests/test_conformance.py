@@ -2,6 +2,8 @@
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,8 +11,9 @@ from hypothesis import strategies as st
 
 import liemech as lm
 from liemech.groups import series
-from liemech.groups.so3 import SO3Exp, skew
-from liemech.testing import ConformanceError, check_group, check_retraction
+from liemech.groups.so3 import SO3Exp, hat3
+from liemech.jax_support import array_method
+from liemech.testing import DEFAULT_RADII, ConformanceError, check_group, check_retraction
 from tests.groups_under_test import GROUPS
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
@@ -41,6 +44,17 @@ def test_retraction_conformance(group: lm.LieGroup[lm.Vector], kind: lm.Retracti
         assert report.worst("exp: ddτ = ad-series") <= 1e-14
 
 
+@pytest.mark.parametrize("kind", lm.RETRACTION_KINDS)
+@pytest.mark.parametrize("group", GROUPS, ids=repr)
+def test_autodiff_references_agree_with_closed_forms(group: lm.LieGroup[lm.Vector], kind: lm.RetractionKind) -> None:
+    """jacfwd of τ and of dτ reproduce dτ and ddτ at ξ = 0 and at every default radius."""
+    report = check_retraction(group.retraction(kind), np.random.default_rng(5), n_samples=2)
+    for name in ("dτ: autodiff", "ddτ: autodiff"):
+        wheres = {c.where.split(",")[0] for c in report.checks if c.name == name}
+        assert {"ξ = 0", *(f"‖ξ‖ = {r:.0e}" for r in DEFAULT_RADII)} <= wheres
+        assert report.worst(name) <= 1e-12
+
+
 def test_ddtau_checked_at_every_radius_from_1e_5_to_1e_1() -> None:
     report = check_retraction(lm.SO3().retraction("exp"), n_samples=1)
     radii = {c.where.split(",")[0] for c in report.checks if c.name == "ddτ: finite differences"}
@@ -54,19 +68,23 @@ def test_so3_exp_near_pi() -> None:
 
 
 class NaiveSO3Exp(SO3Exp):
-    """ddτ written with the printed closed forms α′/θ, β′/θ: no series, so digits are lost."""
+    """ddτ written with the printed closed forms α′/θ, β′/θ: no series, so digits are lost.
 
-    def ddtau(self, xi: lm.Vector, eta: lm.Vector) -> lm.Matrix:
-        t = float(np.linalg.norm(xi))
-        if t == 0.0:
-            return 0.5 * skew(eta)
-        a, b = (1 - math.cos(t)) / t**2, (t - math.sin(t)) / t**3
-        da = (t * math.sin(t) - 2 * (1 - math.cos(t))) / t**3
-        db = (t * (1 - math.cos(t)) - 3 * (t - math.sin(t))) / t**4
-        X = skew(xi)
-        M = (-da / t * np.outer(X @ eta, xi) + a * skew(eta) + db / t * np.outer(X @ X @ eta, xi)
-             - b * (skew(X @ eta) + X @ skew(eta)))
-        return np.asarray(np.linalg.solve(self.dtau(xi), M), dtype=np.float64)
+    Written with jax.numpy like every retraction operation (the default ddtau_tensor traces it);
+    at ξ = 0 the closed forms are 0/0 and the limit ½η̂ is selected.
+    """
+
+    @array_method
+    def ddtau(self, xi: lm.VectorLike, eta: lm.VectorLike) -> jax.Array:
+        x = jnp.asarray(xi)
+        t = jnp.linalg.norm(x)
+        a, b = (1 - jnp.cos(t)) / t**2, (t - jnp.sin(t)) / t**3
+        da = (t * jnp.sin(t) - 2 * (1 - jnp.cos(t))) / t**3
+        db = (t * (1 - jnp.cos(t)) - 3 * (t - jnp.sin(t))) / t**4
+        X = hat3(x)
+        M = (-da / t * jnp.outer(X @ eta, x) + a * hat3(eta) + db / t * jnp.outer(X @ X @ eta, x)
+             - b * (hat3(X @ eta) + X @ hat3(eta)))
+        return jnp.where(t == 0.0, 0.5 * hat3(eta), jnp.linalg.solve(self.dtau(xi), M))
 
 
 def test_suite_rejects_naive_closed_forms_at_small_angles() -> None:
@@ -74,10 +92,17 @@ def test_suite_rejects_naive_closed_forms_at_small_angles() -> None:
         check_retraction(NaiveSO3Exp(lm.SO3(), "exp"), radii=(1e-5, 1e-4, 1e-3))
 
 
+def test_autodiff_check_rejects_naive_closed_forms_at_small_angles() -> None:
+    """Also at 1e-4 and 1e-3, where the lost digits (~1e-9, ~1e-11) pass finite differences."""
+    report = check_retraction(NaiveSO3Exp(lm.SO3(), "exp"), radii=(1e-5, 1e-4, 1e-3), raise_on_failure=False)
+    failed = {c.where.split(",")[0] for c in report.failures if c.name == "ddτ: autodiff"}
+    assert failed == {"‖ξ‖ = 1e-05", "‖ξ‖ = 1e-04", "‖ξ‖ = 1e-03"}
+
+
 class WrongSignSO3Exp(SO3Exp):
     """dτ with the right-trivialised sign: d^R exp instead of d^L exp."""
 
-    def dtau(self, xi: lm.Vector) -> lm.Matrix:
+    def dtau(self, xi: lm.VectorLike) -> lm.Matrix:
         return super().dtau(-xi)
 
 

@@ -8,10 +8,13 @@ for Rⁿ, a matrix for SO(2), SO(3), SE(2), SE(3), a tuple of factor points for 
 from abc import ABC, abstractmethod
 from typing import Generic, Literal, TypeVar, get_args
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.validation import checked_vector
-from liemech.types import Matrix, Tensor, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 P = TypeVar("P")
 
@@ -25,6 +28,11 @@ class LieGroup(ABC, Generic[P]):
     ``hat`` returns an algebra element in the representation of the points (a matrix for a
     matrix group, the vector itself for Rⁿ, a tuple for a product); ``vee`` inverts it.
     Operations on the hot path check shapes only; ``check_point`` checks everything.
+
+    The operations (identity, compose, inverse, hat, vee, Ad, ad, ad_star) are pure functions of
+    their arrays, written with ``jax.numpy`` and wrapped by ``array_method``: compiled integrators
+    trace and differentiate them, eager callers get numpy arrays. The group is a static argument
+    of every compiled operation, so it must be hashable with value equality.
     """
 
     @property
@@ -45,7 +53,7 @@ class LieGroup(ABC, Generic[P]):
         """The inverse g⁻¹."""
 
     @abstractmethod
-    def hat(self, xi: Vector) -> P:
+    def hat(self, xi: VectorLike) -> P:
         """ξ ∈ Rᵈ ↦ ξ̂ ∈ 𝔤 in the point representation."""
 
     @abstractmethod
@@ -57,10 +65,11 @@ class LieGroup(ABC, Generic[P]):
         """Matrix of ξ ↦ (g ξ̂ g⁻¹)^∨."""
 
     @abstractmethod
-    def ad(self, xi: Vector) -> Matrix:
+    def ad(self, xi: VectorLike) -> Matrix:
         """Matrix of η ↦ [ξ, η]."""
 
-    def ad_star(self, xi: Vector, mu: Vector) -> Vector:
+    @array_method
+    def ad_star(self, xi: VectorLike, mu: VectorLike) -> Vector:
         """ad*_ξ μ = ad(ξ)ᵀ μ (no minus sign; the Euler–Poincaré force μ̇ = ad*_η μ + f)."""
         return self.ad(xi).T @ mu
 
@@ -87,11 +96,27 @@ class Retraction(ABC, Generic[P]):
     ``dtau(ξ)`` is A with d/dε τ(ξ + εv)|₀ = τ(ξ)·(A v)^ (left-trivialised tangent d^Lτ_ξ);
     ``dtau_inv(ξ)`` is A⁻¹; ``ddtau(ξ, η)`` is D with D δ = A⁻¹ · d/dε [dtau(ξ + εδ) η]|₀.
     Identities: dtau(−ξ) = Ad(τ(ξ)) dtau(ξ) and ddtau(0, η) δ = ½ [η, δ].
+
+    Like the group operations, tau, dtau, dtau_inv, ddtau and ddtau_tensor are traceable
+    ``array_method``s; ``tau_inv`` validates its point and stays numpy. Two retractions of the
+    same class, group and kind are equal, so each call of ``group.retraction(kind)`` reuses the
+    compiled operations.
     """
 
     def __init__(self, group: LieGroup[P], kind: RetractionKind) -> None:
         self._group = group
         self.kind: RetractionKind = kind
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Retraction)
+            and type(other) is type(self)
+            and other.group == self.group
+            and other.kind == self.kind
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.group, self.kind))
 
     @property
     def group(self) -> LieGroup[P]:
@@ -99,7 +124,7 @@ class Retraction(ABC, Generic[P]):
         return self._group
 
     @abstractmethod
-    def tau(self, xi: Vector) -> P:
+    def tau(self, xi: VectorLike) -> P:
         """τ(ξ)."""
 
     @abstractmethod
@@ -107,21 +132,22 @@ class Retraction(ABC, Generic[P]):
         """τ⁻¹(g); raises ValueError where τ is not invertible (e.g. a rotation by π for cay)."""
 
     @abstractmethod
-    def dtau(self, xi: Vector) -> Matrix:
+    def dtau(self, xi: VectorLike) -> Matrix:
         """d^Lτ_ξ: d/dε τ(ξ + εv)|₀ = τ(ξ)·(dtau(ξ) v)^."""
 
     @abstractmethod
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    def dtau_inv(self, xi: VectorLike) -> Matrix:
         """(d^Lτ_ξ)⁻¹."""
 
     @abstractmethod
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
         """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (spec 004-Lie §1.5)."""
 
-    def ddtau_tensor(self, xi: Vector) -> Tensor:
+    @array_method
+    def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """The bilinear map ddτ(ξ, ·)(·) as an array T with T[:, :, l] = ddτ(ξ, e_l), so that
         ddτ(ξ, η) = T @ η. Retractions may override this for speed."""
-        return np.stack([self.ddtau(xi, e) for e in np.eye(self.group.dim)], axis=2)
+        return jnp.stack([self.ddtau(xi, e) for e in np.eye(self.group.dim)], axis=2)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(group={self.group!r})"

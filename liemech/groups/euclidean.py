@@ -1,10 +1,13 @@
 """Rⁿ as an additive group: points and algebra vectors are the same (n,) vectors."""
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import checked_vector, expect_shape
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 
 class Rn(LieGroup[Vector]):
@@ -28,33 +31,40 @@ class Rn(LieGroup[Vector]):
     def __hash__(self) -> int:
         return hash(("Rn", self._n))
 
-    def identity(self) -> Vector:
-        return np.zeros(self._n)
+    @array_method
+    def identity(self) -> jax.Array:
+        return jnp.zeros(self._n)
 
+    @array_method
     def compose(self, g: Vector, h: Vector) -> Vector:
         expect_shape(g, (self._n,), "g")
         expect_shape(h, (self._n,), "h")
         return g + h
 
+    @array_method
     def inverse(self, g: Vector) -> Vector:
         expect_shape(g, (self._n,), "g")
         return -g
 
-    def hat(self, xi: Vector) -> Vector:
+    @array_method
+    def hat(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (self._n,), "xi")
-        return np.array(xi, dtype=np.float64)
+        return jnp.asarray(xi, dtype=float)
 
-    def vee(self, X: Vector) -> Vector:
+    @array_method
+    def vee(self, X: Vector) -> jax.Array:
         expect_shape(X, (self._n,), "X")
-        return np.array(X, dtype=np.float64)
+        return jnp.asarray(X, dtype=float)
 
-    def Ad(self, g: Vector) -> Matrix:
+    @array_method
+    def Ad(self, g: Vector) -> jax.Array:
         expect_shape(g, (self._n,), "g")
-        return np.eye(self._n)
+        return jnp.eye(self._n)
 
-    def ad(self, xi: Vector) -> Matrix:
+    @array_method
+    def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (self._n,), "xi")
-        return np.zeros((self._n, self._n))
+        return jnp.zeros((self._n, self._n))
 
     def check_point(self, g: object, name: str = "g") -> Vector:
         return checked_vector(g, self._n, name)
@@ -71,20 +81,24 @@ class Rn(LieGroup[Vector]):
 class TranslationRetraction(Retraction[Vector]):
     """τ(ξ) = ξ on Rⁿ (exp and cay coincide): dτ = dτ⁻¹ = I, ddτ = 0 (spec 004-Lie §1.7(e))."""
 
-    def tau(self, xi: Vector) -> Vector:
+    @array_method
+    def tau(self, xi: VectorLike) -> Vector:
         return self._group.hat(xi)
 
     def tau_inv(self, g: Vector) -> Vector:
         return self._group.vee(g)
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (self._group.dim,), "xi")
-        return np.eye(self._group.dim)
+        return jnp.eye(self._group.dim)
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> Matrix:
         return self.dtau(xi)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         expect_shape(xi, (self._group.dim,), "xi")
         expect_shape(eta, (self._group.dim,), "eta")
-        return np.zeros((self._group.dim, self._group.dim))
+        return jnp.zeros((self._group.dim, self._group.dim))

@@ -9,19 +9,24 @@ Valid on SO(n) and SE(n); SE(3) uses it as is, SE(2) for ddτ.
 
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup, Retraction
 from liemech.groups.validation import expect_shape
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 SINGULAR_TOL: Final = 1e-12
 """cay⁻¹ raises when I + g is singular to this relative size (a rotation block by π)."""
 
 
-def _solve(a: Matrix, b: Matrix) -> Matrix:
+def _solve(a: ArrayLike, b: ArrayLike) -> jax.Array:
     """a⁻¹ b (b may be a stack of matrices)."""
-    return np.asarray(np.linalg.solve(a, b), dtype=np.float64)
+    x: jax.Array = jnp.linalg.solve(a, b)  # jax.numpy.linalg is typed as returning Any
+    return x
 
 
 class MatrixCayley(Retraction[Matrix]):
@@ -30,23 +35,25 @@ class MatrixCayley(Retraction[Matrix]):
     def __init__(self, group: LieGroup[Matrix]) -> None:
         super().__init__(group, "cay")
         d = group.dim
-        self._basis = np.stack([group.hat(e) for e in np.eye(d)])  # (d, n, n): ê_j
-        n = self._basis.shape[1]
+        basis = np.stack([group.hat(e) for e in np.eye(d)])  # (d, n, n): ê_j
+        n = basis.shape[1]
         self._n = n
+        self._basis = jnp.asarray(basis)
         # vee is linear: vee(X) = V · vec(X), with V the left inverse of the hat matrix.
-        self._vee_matrix = np.linalg.pinv(self._basis.reshape(d, n * n).T)
+        self._vee_matrix = jnp.asarray(np.linalg.pinv(basis.reshape(d, n * n).T))
 
-    def _vee_columns(self, stack: Matrix) -> Matrix:
+    def _vee_columns(self, stack: ArrayLike) -> jax.Array:
         """The d×d matrix whose column j is vee(stack[j])."""
-        return self._vee_matrix @ stack.reshape(self._group.dim, self._n * self._n).T
+        return self._vee_matrix @ jnp.reshape(stack, (self._group.dim, self._n * self._n)).T
 
-    def _halves(self, xi: Vector) -> tuple[Matrix, Matrix]:
+    def _halves(self, xi: VectorLike) -> tuple[jax.Array, jax.Array]:
         expect_shape(xi, (self._group.dim,), "xi")
         half = 0.5 * self._group.hat(xi)
-        eye = np.eye(self._n)
+        eye = jnp.eye(self._n)
         return eye + half, eye - half
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
         return _solve(minus, plus)
 
@@ -59,17 +66,20 @@ class MatrixCayley(Retraction[Matrix]):
                 "cay⁻¹ is undefined where I + g is singular (a rotation by π): "
                 f"smallest singular value {smallest:.3e}"
             )
-        return self._group.vee(2.0 * _solve(eye_plus_g, g - np.eye(self._n)))
+        return self._group.vee(2.0 * np.asarray(np.linalg.solve(eye_plus_g, g - np.eye(self._n)), dtype=np.float64))
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
-        return self._vee_columns(_solve(plus, self._basis) @ np.linalg.inv(minus))
+        return self._vee_columns(_solve(plus, self._basis) @ jnp.linalg.inv(minus))
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
         return self._vee_columns(plus @ self._basis @ minus)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
         Y = self._group.hat(eta)
         left = Y @ _solve(minus, self._basis)  # Y (I − X/2)⁻¹ Δ_j

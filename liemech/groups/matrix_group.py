@@ -3,10 +3,12 @@ the product is the matrix product, and each group holds one retraction object pe
 
 from abc import abstractmethod
 
-import numpy as np
+import jax
+import jax.numpy as jnp
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import expect_shape
+from liemech.jax_support import array_method
 from liemech.types import Matrix
 
 
@@ -27,9 +29,11 @@ class MatrixGroup(LieGroup[Matrix]):
             raise unknown_kind(kind)
         return self._retractions[kind]
 
-    def identity(self) -> Matrix:
-        return np.eye(self.size)
+    @array_method
+    def identity(self) -> jax.Array:
+        return jnp.eye(self.size)
 
+    @array_method
     def compose(self, g: Matrix, h: Matrix) -> Matrix:
         expect_shape(g, (self.size, self.size), "g")
         expect_shape(h, (self.size, self.size), "h")

@@ -3,7 +3,10 @@
 import math
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
@@ -11,7 +14,8 @@ from liemech.groups.matrix_cayley import MatrixCayley
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.so2 import rotation_angle
 from liemech.groups.validation import checked_rigid_motion, expect_shape
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 CUT_LOCUS_TOL: Final = 1e-9
 """exp⁻¹ raises within this angle of the cut locus ω = ±π."""
@@ -20,8 +24,9 @@ CAYLEY_POLE_TOL: Final = 1e-12
 """cay⁻¹ raises when 1 + cos θ falls below this (rotation by π)."""
 
 
-def _rotation_times(c: float, s: float, x: float, y: float) -> tuple[float, float]:
+def _rotation_times(c: ArrayLike, s: ArrayLike, x: ArrayLike, y: ArrayLike) -> tuple[jax.Array, jax.Array]:
     """(c I + s J)(x, y) with J = [[0, −1], [1, 0]]."""
+    c, s, x, y = (jnp.asarray(a, dtype=float) for a in (c, s, x, y))
     return c * x - s * y, s * x + c * y
 
 
@@ -34,33 +39,36 @@ class SE2(MatrixGroup):
     def dim(self) -> int:
         return 3
 
-    def inverse(self, g: Matrix) -> Matrix:
+    @array_method
+    def inverse(self, g: Matrix) -> jax.Array:
         """[[R, p], [0, 1]]⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]]."""
         expect_shape(g, (3, 3), "g")
-        out = np.eye(3)
-        out[:2, :2] = g[:2, :2].T
-        out[:2, 2] = -(g[:2, :2].T @ g[:2, 2])
-        return out
+        R_T = g[:2, :2].T
+        return jnp.eye(3).at[:2, :2].set(R_T).at[:2, 2].set(-(R_T @ g[:2, 2]))
 
-    def hat(self, xi: Vector) -> Matrix:
+    @array_method
+    def hat(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
-        return np.array([[0.0, -w, v1], [w, 0.0, v2], [0.0, 0.0, 0.0]])
+        v1, v2, w = xi
+        return jnp.array([[0.0, -w, v1], [w, 0.0, v2], [0.0, 0.0, 0.0]])
 
-    def vee(self, X: Matrix) -> Vector:
+    @array_method
+    def vee(self, X: Matrix) -> jax.Array:
         expect_shape(X, (3, 3), "X")
-        return np.array([X[0, 2], X[1, 2], X[1, 0]])
+        return jnp.array([X[0, 2], X[1, 2], X[1, 0]])
 
-    def Ad(self, g: Matrix) -> Matrix:
+    @array_method
+    def Ad(self, g: Matrix) -> jax.Array:
         expect_shape(g, (3, 3), "g")
-        return np.array(
+        return jnp.array(
             [[g[0, 0], g[0, 1], g[1, 2]], [g[1, 0], g[1, 1], -g[0, 2]], [0.0, 0.0, 1.0]]
         )
 
-    def ad(self, xi: Vector) -> Matrix:
+    @array_method
+    def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
-        return np.array([[0.0, -w, v2], [w, 0.0, -v1], [0.0, 0.0, 0.0]])
+        v1, v2, w = xi
+        return jnp.array([[0.0, -w, v2], [w, 0.0, -v1], [0.0, 0.0, 0.0]])
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 2, name)
@@ -82,16 +90,17 @@ class SE2Exp(Retraction[Matrix]):
     dτ⁻¹ = [[S⁻¹, −S⁻¹ T J v], [0, 1]] with S⁻¹ = (1 − ω²γ) I + (ω/2) J, γ as on SO(3).
     """
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
+        v1, v2, w = xi
         s = w * w
         x, y = _rotation_times(series.sinc(s), w * series.alpha(s), v1, v2)
-        c, sn = math.cos(w), math.sin(w)
-        return np.array([[c, -sn, x], [sn, c, y], [0.0, 0.0, 1.0]])
+        c, sn = jnp.cos(w), jnp.sin(w)
+        return jnp.array([[c, -sn, x], [sn, c, y], [0.0, 0.0, 1.0]])
 
     def tau_inv(self, g: Matrix) -> Vector:
-        """ω = atan2(g₂₁, g₁₁), v = V⁻¹ p with V⁻¹ = (1 − ω²γ) I − (ω/2) J."""
+        """ω = atan2(g₂₁, g₁₁), v = V⁻¹ p with V⁻¹ = (1 − ω²γ) I − (ω/2) J = S⁻¹ᵀ."""
         g = self._group.check_point(g)
         w = rotation_angle(g[:2, :2])
         if math.pi - abs(w) < CUT_LOCUS_TOL:
@@ -99,39 +108,45 @@ class SE2Exp(Retraction[Matrix]):
                 f"exp⁻¹ is not unique at the cut locus: the rotation angle of g is {w!r}, "
                 f"within {CUT_LOCUS_TOL:.0e} of ±π"
             )
-        v1, v2 = _rotation_times(1.0 - w * w * series.gamma(w * w), -0.5 * w, g[0, 2], g[1, 2])
-        return np.array([v1, v2, w])
+        # S⁻¹ is the rotation block of dτ⁻¹(0, 0, ω) (one compiled call; γ eagerly costs ms).
+        v = self.dtau_inv(np.array([0.0, 0.0, w]))[:2, :2].T @ g[:2, 2]
+        return np.array([v[0], v[1], w])
 
-    def _blocks(self, w: float) -> tuple[float, float, float, float]:
+    def _blocks(self, w: ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
         """Coefficients (S_I, S_J, T_I, T_J) of S = S_I I + S_J J and T = T_I I + T_J J."""
+        w = jnp.asarray(w, dtype=float)
         s = w * w
         a = series.alpha(s)
         return series.sinc(s), -w * a, a, -w * series.beta(s)
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
+        v1, v2, w = xi
         s_i, s_j, t_i, t_j = self._blocks(w)
         x, y = _rotation_times(t_i, t_j, -v2, v1)  # T J v
-        return np.array([[s_i, -s_j, x], [s_j, s_i, y], [0.0, 0.0, 1.0]])
+        return jnp.array([[s_i, -s_j, x], [s_j, s_i, y], [0.0, 0.0, 1.0]])
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
+        v1, v2, w = xi
         _, _, t_i, t_j = self._blocks(w)
         inv_i, inv_j = 1.0 - w * w * series.gamma(w * w), 0.5 * w
         x, y = _rotation_times(t_i, t_j, -v2, v1)  # T J v
         x, y = _rotation_times(inv_i, inv_j, x, y)  # S⁻¹ T J v
-        return np.array([[inv_i, -inv_j, -x], [inv_j, inv_i, -y], [0.0, 0.0, 1.0]])
+        return jnp.array([[inv_i, -inv_j, -x], [inv_j, inv_i, -y], [0.0, 0.0, 1.0]])
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
         """dτ⁻¹ · M with M δ = (η_ω T J δv + δω (S′ η_v + η_ω T′ J v), 0), ′ = d/dω.
 
         T J = t_I J − t_J I gives the δv columns.
         """
+        expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
-        e1, e2, ew = float(eta[0]), float(eta[1]), float(eta[2])
+        v1, v2, w = xi
+        e1, e2, ew = eta
         s = w * w
         _, _, t_i, t_j = self._blocks(w)
         a, b = series.alpha(s), series.beta(s)
@@ -140,26 +155,26 @@ class SE2Exp(Retraction[Matrix]):
         dt_i, dt_j = 2.0 * w * series.alpha_s(s), -(b + 2.0 * s * series.beta_s(s))
         x1, y1 = _rotation_times(ds_i, ds_j, e1, e2)
         x2, y2 = _rotation_times(dt_i, dt_j, -v2, v1)
-        M = np.array(
+        M = jnp.array(
             [
                 [-ew * t_j, -ew * t_i, x1 + ew * x2],
                 [ew * t_i, -ew * t_j, y1 + ew * y2],
                 [0.0, 0.0, 0.0],
             ]
         )
-        D: Matrix = self.dtau_inv(xi) @ M
-        return D
+        return self.dtau_inv(xi) @ M
 
 
 class SE2Cayley(MatrixCayley):
     """cay on SE(2) in closed form (spec 004-Lie §1.7(d)); ddτ from the generic matrix formula."""
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
+        v1, v2, w = xi
         d = 4.0 + w * w
         c, s = (4.0 - w * w) / d, 4.0 * w / d
-        return np.array(
+        return jnp.array(
             [
                 [c, -s, 2.0 * (2.0 * v1 - w * v2) / d],
                 [s, c, 2.0 * (w * v1 + 2.0 * v2) / d],
@@ -180,16 +195,17 @@ class SE2Cayley(MatrixCayley):
         x, y = g[0, 2], g[1, 2]
         return np.array([x + y * t, y - x * t, 2.0 * t])
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
-        c = 1.0 / (4.0 + w * w)
-        return c * np.array([[4.0, 2.0 * w, -2.0 * v2], [-2.0 * w, 4.0, 2.0 * v1], [0.0, 0.0, 4.0]])
+        v1, v2, w = xi
+        return jnp.divide(jnp.array([[4.0, 2.0 * w, -2.0 * v2], [-2.0 * w, 4.0, 2.0 * v1], [0.0, 0.0, 4.0]]), 4.0 + w * w)
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        v1, v2, w = float(xi[0]), float(xi[1]), float(xi[2])
-        return np.array(
+        v1, v2, w = xi
+        return jnp.array(
             [
                 [1.0, -0.5 * w, 0.25 * w * v1 + 0.5 * v2],
                 [0.5 * w, 1.0, 0.25 * w * v2 - 0.5 * v1],

@@ -7,24 +7,29 @@ dτ = [[J(ω), B], [0, J(ω)]] with J the SO(3) tangent and B = d/dε J(ω + εv
 
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups import so3
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rigid_motion, expect_shape
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 CUT_LOCUS_TOL: Final = so3.CUT_LOCUS_TOL
 
 
-def _block_triangular(diagonal: Matrix, upper: Matrix) -> Matrix:
-    out = np.zeros((6, 6))
-    out[:3, :3] = diagonal
-    out[3:, 3:] = diagonal
-    out[:3, 3:] = upper
-    return out
+def _block_triangular(diagonal: ArrayLike, upper: ArrayLike) -> jax.Array:
+    return jnp.block([[diagonal, upper], [jnp.zeros((3, 3)), diagonal]])
+
+
+def _homogeneous(rotation: ArrayLike, translation: ArrayLike) -> jax.Array:
+    """[[R, p], [0, 1]]."""
+    return jnp.eye(4).at[:3, :3].set(rotation).at[:3, 3].set(translation)
 
 
 class SE3(MatrixGroup):
@@ -36,33 +41,33 @@ class SE3(MatrixGroup):
     def dim(self) -> int:
         return 6
 
-    def inverse(self, g: Matrix) -> Matrix:
+    @array_method
+    def inverse(self, g: Matrix) -> jax.Array:
         """[[R, p], [0, 1]]⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]]."""
         expect_shape(g, (4, 4), "g")
-        out = np.eye(4)
-        out[:3, :3] = g[:3, :3].T
-        out[:3, 3] = -(g[:3, :3].T @ g[:3, 3])
-        return out
+        R_T = g[:3, :3].T
+        return _homogeneous(R_T, -(R_T @ g[:3, 3]))
 
-    def hat(self, xi: Vector) -> Matrix:
+    @array_method
+    def hat(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
-        out = np.zeros((4, 4))
-        out[:3, :3] = so3.skew(xi[3:])
-        out[:3, 3] = xi[:3]
-        return out
+        return jnp.zeros((4, 4)).at[:3, :3].set(so3.hat3(xi[3:])).at[:3, 3].set(xi[:3])
 
-    def vee(self, X: Matrix) -> Vector:
+    @array_method
+    def vee(self, X: Matrix) -> jax.Array:
         expect_shape(X, (4, 4), "X")
-        return np.array([X[0, 3], X[1, 3], X[2, 3], X[2, 1], X[0, 2], X[1, 0]])
+        return jnp.array([X[0, 3], X[1, 3], X[2, 3], X[2, 1], X[0, 2], X[1, 0]])
 
-    def Ad(self, g: Matrix) -> Matrix:
+    @array_method
+    def Ad(self, g: Matrix) -> jax.Array:
         expect_shape(g, (4, 4), "g")
         R = g[:3, :3]
-        return _block_triangular(R, so3.skew(g[:3, 3]) @ R)
+        return _block_triangular(R, so3.hat3(g[:3, 3]) @ R)
 
-    def ad(self, xi: Vector) -> Matrix:
+    @array_method
+    def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
-        return _block_triangular(so3.skew(xi[3:]), so3.skew(xi[:3]))
+        return _block_triangular(so3.hat3(xi[3:]), so3.hat3(xi[:3]))
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 3, name)
@@ -80,33 +85,35 @@ class SE3(MatrixGroup):
 class SE3Exp(Retraction[Matrix]):
     """exp(ξ) = [[exp(ω̂), J(−ω) v], [0, 1]]; dτ = [[J, B], [0, J]], dτ⁻¹ = [[J⁻¹, −J⁻¹BJ⁻¹], [0, J⁻¹]]."""
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
         w = xi[3:]
-        out = np.eye(4)
-        out[:3, :3] = so3.exp_matrix(w)
-        out[:3, 3] = so3.dexp(-w) @ xi[:3]
-        return out
+        return _homogeneous(so3.exp_matrix(w), so3.dexp(-w) @ xi[:3])
 
     def tau_inv(self, g: Matrix) -> Vector:
         g = self._group.check_point(g)
         w = so3.log_rotation(g[:3, :3])
-        return np.concatenate([so3.dexp_inv(-w) @ g[:3, 3], w])
+        J_inv = so3.SO3().retraction("exp").dtau_inv(-w)  # compiled; so3.dexp_inv run eagerly costs ms
+        return np.concatenate([J_inv @ g[:3, 3], w])
 
-    def _upper(self, xi: Vector) -> Matrix:
+    def _upper(self, xi: VectorLike) -> jax.Array:
         """B = d/dε J(ω + εv)|₀ for ξ = (v, ω)."""
         return so3.dexp_directional(xi[3:], xi[:3])
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
         return _block_triangular(so3.dexp(xi[3:]), self._upper(xi))
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
         J_inv = so3.dexp_inv(xi[3:])
         return _block_triangular(J_inv, -J_inv @ self._upper(xi) @ J_inv)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
         """dτ⁻¹ · M, where dτ η = (J η_v + B η_ω, J η_ω) differentiated along δ = (δv, δω) gives
         M = [[K(ω, η_ω), K(ω, η_v) + L(ω, v, η_ω)], [0, K(ω, η_ω)]] (K, L from so3)."""
         expect_shape(eta, (6,), "eta")

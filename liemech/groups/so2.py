@@ -3,24 +3,21 @@
 import math
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rotation, expect_shape
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 CUT_LOCUS_TOL: Final = 1e-9
 """exp⁻¹ raises within this angle of the cut locus θ = π, where the logarithm is not unique."""
 
 CAYLEY_POLE_TOL: Final = 1e-12
 """cay⁻¹ raises when 1 + cos θ falls below this (a rotation by π has no Cayley preimage)."""
-
-
-def rotation_matrix(theta: float) -> Matrix:
-    """R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]."""
-    c, s = math.cos(theta), math.sin(theta)
-    return np.array([[c, -s], [s, c]])
 
 
 def rotation_angle(R: Matrix) -> float:
@@ -37,32 +34,37 @@ class SO2(MatrixGroup):
     def dim(self) -> int:
         return 1
 
+    @array_method
     def inverse(self, g: Matrix) -> Matrix:
         expect_shape(g, (2, 2), "g")
-        return g.T.copy()
+        return g.T
 
-    def hat(self, xi: Vector) -> Matrix:
+    @array_method
+    def hat(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        w = float(xi[0])
-        return np.array([[0.0, -w], [w, 0.0]])
+        w = xi[0]
+        return jnp.array([[0.0, -w], [w, 0.0]])
 
-    def vee(self, X: Matrix) -> Vector:
+    @array_method
+    def vee(self, X: Matrix) -> jax.Array:
         expect_shape(X, (2, 2), "X")
-        return np.array([X[1, 0]])
+        return jnp.array([X[1, 0]])
 
-    def Ad(self, g: Matrix) -> Matrix:
+    @array_method
+    def Ad(self, g: Matrix) -> jax.Array:
         expect_shape(g, (2, 2), "g")
-        return np.ones((1, 1))
+        return jnp.ones((1, 1))
 
-    def ad(self, xi: Vector) -> Matrix:
+    @array_method
+    def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        return np.zeros((1, 1))
+        return jnp.zeros((1, 1))
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rotation(g, 2, name)
 
     def random_point(self, rng: np.random.Generator) -> Matrix:
-        return rotation_matrix(rng.uniform(-math.pi, math.pi))
+        return self.retraction("exp").tau(np.array([rng.uniform(-math.pi, math.pi)]))
 
     def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
         return {"exp": SO2Exp(self, "exp"), "cay": SO2Cayley(self, "cay")}
@@ -71,10 +73,12 @@ class SO2(MatrixGroup):
 class SO2Exp(Retraction[Matrix]):
     """exp(ω) = R(ω); so(2) is abelian, so dτ = dτ⁻¹ = 1 and ddτ = 0."""
 
-
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
+        """R(ω) = [[cos ω, −sin ω], [sin ω, cos ω]]."""
         expect_shape(xi, (1,), "xi")
-        return rotation_matrix(float(xi[0]))
+        c, s = jnp.cos(xi[0]), jnp.sin(xi[0])
+        return jnp.array([[c, -s], [s, c]])
 
     def tau_inv(self, g: Matrix) -> Vector:
         R = self._group.check_point(g)
@@ -86,28 +90,32 @@ class SO2Exp(Retraction[Matrix]):
             )
         return np.array([theta])
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        return np.ones((1, 1))
+        return jnp.ones((1, 1))
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> Matrix:
         return self.dtau(xi)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
         expect_shape(eta, (1,), "eta")
-        return np.zeros((1, 1))
+        return jnp.zeros((1, 1))
 
 
 class SO2Cayley(Retraction[Matrix]):
     """cay(ω) = R(2 arctan(ω/2)): dτ = 4/(4+ω²), dτ⁻¹ = 1 + ω²/4, ddτ(ω, η) = −2ωη/(4+ω²)."""
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        w = float(xi[0])
+        w = xi[0]
         d = 4.0 + w * w
         c, s = (4.0 - w * w) / d, 4.0 * w / d
-        return np.array([[c, -s], [s, c]])
+        return jnp.array([[c, -s], [s, c]])
 
     def tau_inv(self, g: Matrix) -> Vector:
         R = self._group.check_point(g)
@@ -119,18 +127,21 @@ class SO2Cayley(Retraction[Matrix]):
             )
         return np.array([2.0 * R[1, 0] / one_plus_cos])
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        w = float(xi[0])
-        return np.array([[4.0 / (4.0 + w * w)]])
+        w = xi[0]
+        return jnp.array([[4.0 / (4.0 + w * w)]])
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
-        w = float(xi[0])
-        return np.array([[1.0 + 0.25 * w * w]])
+        w = xi[0]
+        return jnp.array([[1.0 + 0.25 * w * w]])
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         expect_shape(xi, (1,), "xi")
         expect_shape(eta, (1,), "eta")
-        w = float(xi[0])
-        return np.array([[-2.0 * w * float(eta[0]) / (4.0 + w * w)]])
+        w = xi[0]
+        return jnp.array([[-2.0 * w * eta[0] / (4.0 + w * w)]])

@@ -1,19 +1,24 @@
 """SO(3): rotation matrices; so(3) ≅ R³ with hat the cross-product matrix (spec 004-Lie §1.7(c)).
 
 The module-level functions give the exponential's left-trivialised tangent J(ω) = d^L exp_ω and
-its first two derivatives; SE(3) builds its exponential tangents from them.
+its first two derivatives, written with ``jax.numpy``; SE(3) builds its exponential tangents
+from them.
 """
 
 import math
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.validation import checked_rotation, expect_shape
-from liemech.types import Matrix, Tensor, Vector
+from liemech.jax_support import array_method
+from liemech.types import Matrix, Vector, VectorLike
 
 CUT_LOCUS_TOL: Final = 1e-9
 """exp⁻¹ raises within this angle of the cut locus θ = π, where the logarithm is not unique."""
@@ -22,22 +27,12 @@ CAYLEY_POLE_TOL: Final = 1e-12
 """cay⁻¹ raises when 1 + tr R falls below this (a rotation by π has no Cayley preimage)."""
 
 
-def skew(v: Vector) -> Matrix:
+# skew and cross stay numpy: the systems' reference right-hand sides (DOP853) call them in tight
+# numpy loops, where a jax.numpy call would cost ~10 µs. The groups use hat3 and jnp.cross.
+def skew(v: VectorLike) -> Matrix:
     """v̂ with v̂ w = v × w."""
     x, y, z = float(v[0]), float(v[1]), float(v[2])
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-
-
-def _combine(a: float, b: float, c: float, v: Vector) -> Matrix:
-    """a I + b v̂ + c v vᵀ, built entry by entry (no temporaries)."""
-    x, y, z = float(v[0]), float(v[1]), float(v[2])
-    return np.array(
-        [
-            [a + c * x * x, c * x * y - b * z, c * x * z + b * y],
-            [c * x * y + b * z, a + c * y * y, c * y * z - b * x],
-            [c * x * z - b * y, c * y * z + b * x, a + c * z * z],
-        ]
-    )
 
 
 def cross(a: Vector, b: Vector) -> Vector:
@@ -47,32 +42,46 @@ def cross(a: Vector, b: Vector) -> Vector:
     )
 
 
-def exp_matrix(w: Vector) -> Matrix:
-    """exp(ω̂) = I + (sin θ/θ) ω̂ + α ω̂², α = (1 − cos θ)/θ², written as cos θ I + … ."""
-    s = float(w @ w)
-    a = series.alpha(s)
-    return _combine(1.0 - a * s, series.sinc(s), a, w)
+_LEVI_CIVITA: Final = np.array(
+    [[[float((i - j) * (j - k) * (k - i) / 2) for k in range(3)] for j in range(3)] for i in range(3)]
+)
+"""ε_ijk, so that hat(v)[i, j] = −ε_ijk v_k."""
 
 
-def dexp(w: Vector) -> Matrix:
+def hat3(v: ArrayLike) -> jax.Array:
+    """v̂ with v̂ w = v × w, i.e. v̂_ij = −ε_ijk v_k (traceable; one contraction, which compiles and
+    differentiates to far fewer operations than a matrix assembled entry by entry)."""
+    return -jnp.asarray(_LEVI_CIVITA) @ jnp.asarray(v, dtype=float)
+
+
+def _combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v: ArrayLike) -> jax.Array:
+    """a I + b v̂ + c v vᵀ."""
+    v = jnp.asarray(v, dtype=float)
+    return a * jnp.eye(3) + b * hat3(v) + c * jnp.outer(v, v)
+
+
+def dexp(w: ArrayLike) -> jax.Array:
     """J(ω) = d^L exp_ω = I − α ω̂ + β ω̂² (the tangent with d/dε exp(ω+εv) = exp(ω) (J v)^)."""
-    s = float(w @ w)
+    w = jnp.asarray(w, dtype=float)
+    s = w @ w
     b = series.beta(s)
     return _combine(1.0 - b * s, -series.alpha(s), b, w)
 
 
-def dexp_inv(w: Vector) -> Matrix:
+def dexp_inv(w: ArrayLike) -> jax.Array:
     """J(ω)⁻¹ = I + ½ ω̂ + γ ω̂², γ = 1/θ² − cot(θ/2)/(2θ)."""
-    s = float(w @ w)
+    w = jnp.asarray(w, dtype=float)
+    s = w @ w
     g = series.gamma(s)
     return _combine(1.0 - g * s, 0.5, g, w)
 
 
-def dexp_directional(w: Vector, u: Vector) -> Matrix:
+def dexp_directional(w: ArrayLike, u: ArrayLike) -> jax.Array:
     """d/dε J(ω + εu)|₀ = −2α_s(ω·u) ω̂ − α û + 2β_s(ω·u) ω̂² + β(ûω̂ + ω̂û)."""
-    s = float(w @ w)
-    wu = float(w @ u)
-    W, U = skew(w), skew(u)
+    w, u = jnp.asarray(w, dtype=float), jnp.asarray(u, dtype=float)
+    s = w @ w
+    wu = w @ u
+    W, U = hat3(w), hat3(u)
     return (
         -2.0 * series.alpha_s(s) * wu * W
         - series.alpha(s) * U
@@ -81,55 +90,51 @@ def dexp_directional(w: Vector, u: Vector) -> Matrix:
     )
 
 
-def dexp_derivative(w: Vector, eta: Vector) -> Matrix:
+def dexp_derivative(w: ArrayLike, eta: ArrayLike) -> jax.Array:
     """K(ω, η) with K δ = d/dε [J(ω + εδ) η]|₀.
 
     J = I − α ω̂ + β ω̂² with α, β functions of s = θ², so
     K = −2α_s (ω̂η) ωᵀ + α η̂ + 2β_s (ω̂²η) ωᵀ − β ((ω̂η)^ + ω̂ η̂).
     """
-    s = float(w @ w)
+    w, eta = jnp.asarray(w, dtype=float), jnp.asarray(eta, dtype=float)
+    s = w @ w
     a, b = series.alpha(s), series.beta(s)
     a_s, b_s = series.alpha_s(s), series.beta_s(s)
-    W = skew(w)
+    W = hat3(w)
     w_eta = W @ eta
     return (
-        np.outer(2.0 * b_s * (W @ w_eta) - 2.0 * a_s * w_eta, w)
-        + a * skew(eta)
-        - b * (skew(w_eta) + W @ skew(eta))
+        jnp.outer(2.0 * b_s * (W @ w_eta) - 2.0 * a_s * w_eta, w)
+        + a * hat3(eta)
+        - b * (hat3(w_eta) + W @ hat3(eta))
     )
 
 
-def dexp_second_derivative(w: Vector, u: Vector, eta: Vector) -> Matrix:
+def dexp_second_derivative(w: ArrayLike, u: ArrayLike, eta: ArrayLike) -> jax.Array:
     """L(ω, u, η) with L δ = d/dε [K(ω + εδ, η) u]|₀ = d²/dε dσ J(ω + εδ + σu) η.
 
     Differentiating K u = −2α_s(ω·u) ω̂η − α ûη + 2β_s(ω·u) ω̂²η + β(ûω̂ + ω̂û)η along δ.
     """
-    s = float(w @ w)
+    w, u, eta = jnp.asarray(w, dtype=float), jnp.asarray(u, dtype=float), jnp.asarray(eta, dtype=float)
+    s = w @ w
     a_s, b_s = series.alpha_s(s), series.beta_s(s)
     a_ss, b_ss = series.alpha_ss(s), series.beta_ss(s)
     b = series.beta(s)
-    wu = float(w @ u)
-    W, U, E = skew(w), skew(u), skew(eta)
+    wu = w @ u
+    W, U, E = hat3(w), hat3(u), hat3(eta)
     w_eta = W @ eta  # ω̂η
     ww_eta = W @ w_eta  # ω̂²η
     u_eta = U @ eta  # ûη
     sym_u_eta = U @ w_eta + W @ u_eta  # (ûω̂ + ω̂û)η
     return (
-        np.outer(
+        jnp.outer(
             -4.0 * a_ss * wu * w_eta - 2.0 * a_s * u_eta + 4.0 * b_ss * wu * ww_eta + 2.0 * b_s * sym_u_eta,
             w,
         )
-        + np.outer(2.0 * b_s * ww_eta - 2.0 * a_s * w_eta, u)
+        + jnp.outer(2.0 * b_s * ww_eta - 2.0 * a_s * w_eta, u)
         + 2.0 * a_s * wu * E
-        - 2.0 * b_s * wu * (skew(w_eta) + W @ E)
-        - b * (U @ E + skew(u_eta))
+        - 2.0 * b_s * wu * (hat3(w_eta) + W @ E)
+        - b * (U @ E + hat3(u_eta))
     )
-
-
-_LEVI_CIVITA: Final = np.array(
-    [[[float((i - j) * (j - k) * (k - i) / 2) for k in range(3)] for j in range(3)] for i in range(3)]
-)
-"""ε_ijk, so that hat(v)[i, j] = −ε_ijk v_k."""
 
 
 class SO3(MatrixGroup):
@@ -141,30 +146,36 @@ class SO3(MatrixGroup):
     def dim(self) -> int:
         return 3
 
+    @array_method
     def inverse(self, g: Matrix) -> Matrix:
         expect_shape(g, (3, 3), "g")
-        return g.T.copy()
+        return g.T
 
-    def hat(self, xi: Vector) -> Matrix:
+    @array_method
+    def hat(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        return skew(xi)
+        return hat3(xi)
 
-    def vee(self, X: Matrix) -> Vector:
+    @array_method
+    def vee(self, X: Matrix) -> jax.Array:
         expect_shape(X, (3, 3), "X")
-        return np.array([X[2, 1], X[0, 2], X[1, 0]])
+        return jnp.array([X[2, 1], X[0, 2], X[1, 0]])
 
-    def Ad(self, g: Matrix) -> Matrix:
+    @array_method
+    def Ad(self, g: Matrix) -> jax.Array:
         expect_shape(g, (3, 3), "g")
-        return np.array(g, dtype=np.float64)
+        return jnp.asarray(g, dtype=float)
 
-    def ad(self, xi: Vector) -> Matrix:
+    @array_method
+    def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        return skew(xi)
+        return hat3(xi)
 
-    def ad_star(self, xi: Vector, mu: Vector) -> Vector:
+    @array_method
+    def ad_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
         expect_shape(mu, (3,), "mu")
-        return cross(mu, xi)
+        return jnp.cross(mu, xi)
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rotation(g, 3, name)
@@ -203,7 +214,8 @@ def log_rotation(R: Matrix) -> Vector:
             f"within {CUT_LOCUS_TOL:.0e} of π"
         )
     if cos_theta > 0.0:
-        return w / series.sinc(theta * theta)
+        # numpy's sinc(x) = sin(πx)/(πx) (exact at 0); series.sinc would cost ms called eagerly.
+        return w / np.sinc(theta / math.pi)
     outer = 0.5 * (R + R.T) - cos_theta * np.eye(3)
     i = int(np.argmax(np.diag(outer)))
     axis = outer[:, i] / math.sqrt(outer[i, i] * (1.0 - cos_theta))
@@ -215,22 +227,29 @@ def log_rotation(R: Matrix) -> Vector:
 class SO3Exp(Retraction[Matrix]):
     """exp on SO(3) with dτ = J = I − αω̂ + βω̂², dτ⁻¹ = I + ½ω̂ + γω̂² (spec 004-Lie §1.7(c))."""
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
+        """exp(ξ̂) = I + (sin θ/θ) ξ̂ + α ξ̂², α = (1 − cos θ)/θ², written as cos θ I + … ."""
         expect_shape(xi, (3,), "xi")
-        return exp_matrix(xi)
+        s = xi @ xi
+        a = series.alpha(s)
+        return _combine(1.0 - a * s, series.sinc(s), a, xi)
 
     def tau_inv(self, g: Matrix) -> Vector:
         return log_rotation(self._group.check_point(g))
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
         return dexp(xi)
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
         return dexp_inv(xi)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         """J⁻¹ K(ξ, η): the spec's α′/θ, β′/θ terms are 2α_s, 2β_s here, summed as series below θ = 2."""
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
@@ -240,9 +259,10 @@ class SO3Exp(Retraction[Matrix]):
 class SO3Cayley(Retraction[Matrix]):
     """cay(ξ) = I + 4/(4+θ²)(ξ̂ + ½ξ̂²); dτ = 2/(4+θ²)(2I − ξ̂); dτ⁻¹ = I + ½ξ̂ + ¼ξξᵀ."""
 
-    def tau(self, xi: Vector) -> Matrix:
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        s = float(xi @ xi)
+        s = jnp.dot(xi, xi)
         c = 4.0 / (4.0 + s)
         return _combine(1.0 - 0.5 * c * s, c, 0.5 * c, xi)
 
@@ -259,25 +279,36 @@ class SO3Cayley(Retraction[Matrix]):
             [R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]
         )
 
-    def dtau(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        c = 2.0 / (4.0 + float(xi @ xi))
+        c = 2.0 / (4.0 + jnp.dot(xi, xi))
         return _combine(2.0 * c, -c, 0.0, xi)
 
-    def dtau_inv(self, xi: Vector) -> Matrix:
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
         return _combine(1.0, 0.5, 0.25, xi)
 
-    def ddtau(self, xi: Vector, eta: Vector) -> Matrix:
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         """ddτ(ξ, η) = −2/(4+θ²) [η ξᵀ − dτ⁻¹(ξ) η̂] (spec 004-Lie §1.7(c))."""
         expect_shape(eta, (3,), "eta")
-        c = -2.0 / (4.0 + float(xi @ xi))
-        return c * (np.outer(eta, xi) - self.dtau_inv(xi) @ skew(eta))
+        c = -2.0 / (4.0 + jnp.dot(xi, xi))
+        return c * (jnp.outer(eta, jnp.asarray(xi, dtype=float)) - self.dtau_inv(xi) @ hat3(eta))
 
-    def ddtau_tensor(self, xi: Vector) -> Tensor:
+    @array_method
+    def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """[:, :, l] = ddτ(ξ, e_l) = −2/(4+θ²) [e_l ξᵀ + dτ⁻¹(ξ) ε_{··l}], one contraction."""
         expect_shape(xi, (3,), "xi")
-        c = -2.0 / (4.0 + float(xi @ xi))
-        outer = np.eye(3)[:, None, :] * xi[None, :, None]
-        tensor: Tensor = c * (outer + np.einsum("ai,ibl->abl", self.dtau_inv(xi), _LEVI_CIVITA))
-        return tensor
+        c = -2.0 / (4.0 + jnp.dot(xi, xi))
+        outer = jnp.einsum("al,b->abl", jnp.eye(3), xi)
+        return c * (outer + jnp.einsum("ai,ibl->abl", self.dtau_inv(xi), _LEVI_CIVITA))
+
+
+_EXP: Final = SO3().retraction("exp")
+
+
+def exp_matrix(w: VectorLike) -> Matrix:
+    """exp(ω̂) for numpy callers (initial conditions of the systems); SO3Exp.tau, traceable too."""
+    return _EXP.tau(w)

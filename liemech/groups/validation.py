@@ -8,7 +8,7 @@ from typing import Final
 
 import numpy as np
 
-from liemech.types import Matrix, Vector
+from liemech.types import Matrix, Vector, VectorLike
 
 ORTHOGONALITY_TOL: Final = 1e-9
 """Largest accepted ‖RᵀR − I‖_max for a rotation block (points accumulate round-off)."""
@@ -23,7 +23,7 @@ def as_float_array(x: object, name: str) -> Vector:
     return arr
 
 
-def expect_shape(x: Vector, shape: tuple[int, ...], name: str) -> None:
+def expect_shape(x: VectorLike, shape: tuple[int, ...], name: str) -> None:
     """Raise ValueError unless ``x.shape == shape``."""
     if np.shape(x) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {np.shape(x)}")

@@ -1,15 +1,20 @@
 """Conformance checks for any LieGroup and Retraction, including a user's own.
 
-Every check compares with an independent truth: a five-point central finite difference, an
-algebraic identity, scipy's matrix exponential, or the power series of d^L exp in ad_ξ
-(spec 004-Lie §1.7(b)). Each returns a ConformanceReport and, by default, raises
-ConformanceError naming every failed check with its measured defect.
+Every check compares with an independent truth: a five-point central finite difference,
+automatic differentiation (``jax.jacfwd``) of τ and of dτ, an algebraic identity, scipy's matrix
+exponential, or the power series of d^L exp in ad_ξ (spec 004-Lie §1.7(b)). The autodiff
+references need the retraction's operations to be traceable, as the compiled integrators do.
+Each returns a ConformanceReport and, by default, raises ConformanceError naming every failed
+check with its measured defect.
 """
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Final, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 import scipy.special
@@ -27,6 +32,9 @@ FD_TOL: Final = 1e-7
 """Finite-difference checks of Ad, ad and dτ, relative to max(1, ‖reference‖)."""
 DDTAU_FD_TOL: Final = 5e-9
 """Finite-difference check of ddτ, relative to max(1, ‖ddτ‖)."""
+AUTODIFF_TOL: Final = 1e-12
+"""Autodiff checks of dτ and ddτ, relative to max(1, ‖reference‖): exact derivatives, so only
+round-off separates them from the closed forms."""
 SERIES_TOL: Final = 1e-14
 """Agreement of exp's dτ, dτ⁻¹, ddτ with their ad-series at small ‖ξ‖."""
 SERIES_UP_TO: Final = 1e-1
@@ -153,6 +161,26 @@ def ddexp_series(group: LieGroup[P], xi: Vector, eta: Vector) -> Matrix:
     return np.asarray(np.linalg.solve(dexp_series(ad_xi), total), dtype=np.float64)
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _autodiff_dtau(tau: Retraction[P], xi: Vector) -> jax.Array:
+    """dτ(ξ) as the Jacobian at ε = 0 of ε ↦ vee(τ(ξ)⁻¹ τ(ξ + ε)), by forward-mode autodiff.
+
+    τ(ξ)⁻¹ τ(ξ + ε) = e + (dτ(ξ) ε)^ + O(ε²) and vee is linear, so its Jacobian is dτ(ξ).
+    Compiled once per retraction (a static argument), instead of differentiated op by op.
+    """
+    group = tau.group
+    g_inv = group.inverse(tau.tau(xi))
+    jac: jax.Array = jax.jacfwd(lambda x: group.vee(group.compose(g_inv, tau.tau(x))))(xi)
+    return jac
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _autodiff_ddtau(tau: Retraction[P], xi: Vector, eta: Vector) -> jax.Array:
+    """ddτ(ξ, η) = dτ⁻¹(ξ) · ∂/∂δ [dτ(ξ + δ) η] at δ = 0, the Jacobian by forward-mode autodiff."""
+    jac: jax.Array = jax.jacfwd(lambda x: tau.dtau(x) @ eta)(xi)
+    return jnp.matmul(tau.dtau_inv(xi), jac)
+
+
 def check_retraction(
     tau: Retraction[P],
     rng: np.random.Generator | None = None,
@@ -163,8 +191,9 @@ def check_retraction(
     """Check a retraction and its tangents at random ξ of each norm in ``radii``.
 
     - τ(0) = e, τ(−ξ) = τ(ξ)⁻¹, τ⁻¹(τ(ξ)) = ξ;
-    - dτ(ξ) = d/dε τ⁻¹(τ(ξ)⁻¹ τ(ξ + εv)) (finite differences);
-    - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences);
+    - dτ(ξ) = d/dε τ⁻¹(τ(ξ)⁻¹ τ(ξ + εv)) (finite differences) and = d/dε vee(τ(ξ)⁻¹ τ(ξ + εv))
+      (autodiff, also at ξ = 0);
+    - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences, and autodiff also at ξ = 0);
     - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ], ddτ_tensor(ξ) @ η = ddτ(ξ, η);
     - for exp: Ad(τ(ξ)) = expm(ad ξ), and dτ, dτ⁻¹, ddτ equal their ad-series for ‖ξ‖ ≤ 0.1.
     """
@@ -175,11 +204,16 @@ def check_retraction(
     e = group.identity()
     zero = np.zeros(d)
     report.add("τ(0) = e", "ξ = 0", point_distance(tau.tau(zero), e), IDENTITY_TOL)
-    report.add("dτ(0) = I", "ξ = 0", float(np.max(np.abs(tau.dtau(zero) - np.eye(d)))), IDENTITY_TOL)
+    A0 = tau.dtau(zero)
+    report.add("dτ(0) = I", "ξ = 0", float(np.max(np.abs(A0 - np.eye(d)))), IDENTITY_TOL)
+    report.add("dτ: autodiff", "ξ = 0", _relative(_autodiff_dtau(tau, zero) - A0, A0), AUTODIFF_TOL)
     for k in range(n_samples):
         eta = rng.normal(size=d)
-        report.add("ddτ(0, η)δ = ½[η, δ]", f"sample {k}",
-                   _relative(tau.ddtau(zero, eta) - 0.5 * group.ad(eta), group.ad(eta)), IDENTITY_TOL)
+        D0 = tau.ddtau(zero, eta)
+        report.add("ddτ(0, η)δ = ½[η, δ]", f"sample {k}", _relative(D0 - 0.5 * group.ad(eta), group.ad(eta)),
+                   IDENTITY_TOL)
+        report.add("ddτ: autodiff", f"ξ = 0, sample {k}", _relative(_autodiff_ddtau(tau, zero, eta) - D0, D0),
+                   AUTODIFF_TOL)
     for radius in radii:
         for k in range(n_samples):
             where = f"‖ξ‖ = {radius:.0e}, sample {k}"
@@ -192,6 +226,7 @@ def check_retraction(
             A = tau.dtau(xi)
             A_fd = jacobian(lambda x: tau.tau_inv(group.compose(g_inv, tau.tau(x))), xi)
             report.add("dτ: finite differences", where, _relative(A_fd - A, A), FD_TOL)
+            report.add("dτ: autodiff", where, _relative(_autodiff_dtau(tau, xi) - A, A), AUTODIFF_TOL)
             report.add("dτ⁻¹(ξ) dτ(ξ) = I", where, float(np.max(np.abs(tau.dtau_inv(xi) @ A - np.eye(d)))),
                        IDENTITY_TOL)
             Ad_g = group.Ad(g)
@@ -199,6 +234,7 @@ def check_retraction(
             D = tau.ddtau(xi, eta)
             D_fd = np.linalg.solve(A, jacobian(lambda x: tau.dtau(x) @ eta, xi))
             report.add("ddτ: finite differences", where, _relative(D_fd - D, D), DDTAU_FD_TOL)
+            report.add("ddτ: autodiff", where, _relative(_autodiff_ddtau(tau, xi, eta) - D, D), AUTODIFF_TOL)
             report.add("ddτ_tensor(ξ) @ η = ddτ(ξ, η)", where, _relative(tau.ddtau_tensor(xi) @ eta - D, D),
                        IDENTITY_TOL)
             if tau.kind != "exp":

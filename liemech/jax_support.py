@@ -1,0 +1,90 @@
+"""The JAX settings liemech relies on, and typed wrappers around the transformations it uses.
+
+Importing liemech switches on float64 (the schemes iterate to round-off in double precision) and,
+unless the user has chosen a directory, caches compiled steps on disk so that a second process
+reuses them (``LIEMECH_CACHE_DIR``, default ``~/.cache/liemech/jax``; ``LIEMECH_CACHE_DIR=""``
+turns the cache off).
+
+``jax.jit`` and ``jax.jacfwd`` are typed as returning ``Any``; the wrappers here give liemech's
+code the signatures it means.
+"""
+
+import functools
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar, overload
+
+import jax
+import numpy as np
+from numpy.typing import NDArray
+
+_set: Callable[[str, object], None] = jax.config.update  # jax.config is untyped
+
+_set("jax_enable_x64", True)
+
+
+def _enable_compilation_cache() -> None:
+    if getattr(jax.config, "jax_compilation_cache_dir", None):  # the user's choice wins
+        return
+    directory = os.environ.get("LIEMECH_CACHE_DIR", str(Path.home() / ".cache" / "liemech" / "jax"))
+    if not directory:
+        return
+    _set("jax_compilation_cache_dir", directory)
+    # Steps compile in 0.1–5 s; caching only those above jax's default 1 s would miss most.
+    _set("jax_persistent_cache_min_compile_time_secs", 0.1)
+
+
+_enable_compilation_cache()
+
+S = TypeVar("S")
+Params = ParamSpec("Params")
+R = TypeVar("R")
+
+
+def _any_tracer(tree: object) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(tree))
+
+
+def _to_numpy(out: object) -> object:
+    """Concrete arrays (and tuples of them) as numpy arrays; tracers unchanged."""
+    if isinstance(out, tuple):
+        return tuple(_to_numpy(part) for part in out)
+    if isinstance(out, jax.core.Tracer):
+        return out
+    # A copy: np.asarray would give a read-only view of jax's buffer, and numpy callers write
+    # into the arrays they get (e.g. a perturbed copy of group.identity()).
+    return np.array(out)
+
+
+@overload
+def array_method(
+    method: Callable[Concatenate[S, Params], jax.Array],
+) -> Callable[Concatenate[S, Params], NDArray[np.float64]]: ...
+
+
+@overload
+def array_method(method: Callable[Concatenate[S, Params], R]) -> Callable[Concatenate[S, Params], R]: ...
+
+
+def array_method(method: Callable[Concatenate[S, Params], object]) -> Callable[Concatenate[S, Params], object]:
+    """Compile ``method`` once per argument shape, with ``self`` static (it must be hashable).
+
+    Called on concrete arrays it returns numpy arrays (a tuple of them for a product point), as
+    the signature says; called inside a JAX transformation (the compiled integrators, autodiff of
+    a user's potential) it returns tracers that stand in for those arrays. That is the one place
+    where the declared numpy types and the traced values part: a method written with jax.numpy
+    returns ``jax.Array`` and is declared to its callers as returning a float64 numpy array (first
+    overload); a method that only combines other array methods keeps its own types (second).
+    """
+    compiled = jax.jit(method, static_argnums=0)
+
+    @functools.wraps(method)
+    def call(self: S, /, *args: Params.args, **kwargs: Params.kwargs) -> object:
+        # Inside a transformation the enclosing function is compiled as a whole; a nested jit
+        # there would only add a call boundary to every group operation and slow compilation.
+        if _any_tracer(args) or _any_tracer(kwargs):
+            return method(self, *args, **kwargs)
+        return _to_numpy(compiled(self, *args, **kwargs))
+
+    return call
