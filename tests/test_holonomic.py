@@ -4,12 +4,15 @@ and finite-difference Jacobians."""
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import liemech as lm
 from liemech.finite_differences import jacobian
-from liemech.integrators.vprk import VPRKStepper
+from liemech.integrators.method import NodeState
+from liemech.integrators.vprk import VPRKEquations
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.testing import estimate_order
@@ -82,14 +85,15 @@ def test_constrained_top_follows_the_unconstrained_model() -> None:
 
 
 def test_jacobian_is_exact_on_a_vector_space() -> None:
-    """On Rⁿ, ddτ = 0, so the analytic Jacobian of the constrained step equations is exact."""
+    """Newton's Jacobian of the constrained step equations (autodiff) equals finite differences."""
     problem = PENDULUM.problem()
-    stepper = VPRKStepper(lm.VPRK(lm.lobatto(3)), problem.system, problem.holonomic, 1, 0.1)
+    equations = VPRKEquations(lm.VPRK(lm.lobatto(3)), problem)
     rng = np.random.default_rng(7)
     x = np.concatenate([np.tile(problem.eta0, 3) + 0.1 * rng.normal(size=6), rng.normal(size=3)])
-    _, J, _, _ = stepper._advance(problem.g0, problem.mu0, x, jacobian=True)
-    J_fd = jacobian(lambda y: stepper._advance(problem.g0, problem.mu0, y, jacobian=False)[0], x)
-    assert J is not None and J.shape == (9, 9)
+    state = NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0)
+    J = np.asarray(jax.jacfwd(lambda y: equations.residual(y, state, 0.1))(x))
+    J_fd = jacobian(lambda y: np.asarray(equations.residual(y, state, 0.1)), x)
+    assert J.shape == (9, 9)
     assert np.max(np.abs(J - J_fd)) <= 1e-9
 
 
@@ -129,7 +133,8 @@ def test_inconsistent_data_rank_deficiency_and_gauss_are_rejected() -> None:
         lm.Problem(system, np.array([0.0, -1.1]), np.zeros(2), holonomic=constraint)
     with pytest.raises(ValueError, match=r"\|B\(g0\) eta0\| = 1\.000e\+00"):
         lm.Problem(system, np.array([0.0, -1.0]), np.array([0.0, 1.0]), holonomic=constraint)
-    doubled: lm.HolonomicConstraint[lm.Vector] = lm.HolonomicConstraint(lambda q: np.array([0.5 * (q @ q - 1.0), q @ q - 1.0]))
+    doubled: lm.HolonomicConstraint[lm.Vector] = lm.HolonomicConstraint(
+        lambda q: jnp.stack([0.5 * (jnp.dot(q, q) - 1.0), jnp.dot(q, q) - 1.0]))
     with pytest.raises(ValueError, match="rank 1 < m = 2.*remove redundant constraints"):
         lm.Problem(system, np.array([0.0, -1.0]), np.zeros(2), holonomic=doubled)
     with pytest.raises(ValueError, match=r"gauss\(2\) violates H1 .*H3"):
@@ -142,6 +147,7 @@ def test_projection_repairs_nearly_consistent_data() -> None:
     assert abs(0.5 * (q @ q - 1.0)) <= 1e-15 and abs(q @ v) <= 1e-15
     problem = lm.Problem(system, q, v, holonomic=constraint)
     assert problem.n_constraints == 1
-    fd_constraint: lm.HolonomicConstraint[lm.Vector] = lm.HolonomicConstraint(lambda x: np.array([0.5 * (x @ x - 1.0)]))  # finite differences
+    fd_constraint: lm.HolonomicConstraint[lm.Vector] = lm.HolonomicConstraint(  # finite differences
+        lambda x: jnp.array([0.5 * (jnp.dot(x, x) - 1.0)]))
     q2, v2 = lm.project_to_constraints(system, fd_constraint, np.array([0.6, -0.9]), np.array([0.3, 0.4]))
     assert np.max(np.abs(q2 - q)) <= 1e-12 and np.max(np.abs(v2 - v)) <= 1e-9

@@ -5,6 +5,7 @@ for even s, s − 1 for odd s) and the constraint itself."""
 import math
 from typing import Literal
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -101,20 +102,20 @@ def test_bad_nonholonomic_data_is_rejected() -> None:
     system = PARTICLE.system()
     with pytest.raises(ValueError, match=r"inconsistent initial data: \|φ\(g0, eta0\)\| = 1\.000e\+00"):
         lm.Problem(system, PARTICLE.q0, np.array([0.0, 0.0, 1.0]), nonholonomic=PARTICLE.constraint())
-    no_velocity: lm.NonholonomicConstraint[lm.Vector] = lm.NonholonomicConstraint(lambda q, v: np.array([q[0]]))
+    no_velocity: lm.NonholonomicConstraint[lm.Vector] = lm.NonholonomicConstraint(lambda q, v: jnp.array([q[0]]))
     with pytest.raises(ValueError, match="rank 0 < m = 1.*not admissible"):
         lm.Problem(system, PARTICLE.q0, PARTICLE.initial_velocity(), nonholonomic=no_velocity)
     with pytest.raises(ValueError, match=r"gauss\(2\) violates H1"):
         lm.integrate(PARTICLE.problem(), lm.VPRK(lm.gauss(2)), h=0.1, n_steps=1)
     with pytest.raises(ValueError, match="not both"):
         lm.Problem(system, np.zeros(3), np.zeros(3), nonholonomic=PARTICLE.constraint(),
-                   holonomic=lm.HolonomicConstraint(lambda q: np.array([q[2]])))
+                   holonomic=lm.HolonomicConstraint(lambda q: jnp.array([q[2]])))
 
 
 def test_finite_difference_fallbacks_give_the_same_trajectory() -> None:
     analytic = lm.integrate(PARTICLE.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
     fd_constraint: lm.NonholonomicConstraint[lm.Vector] = lm.NonholonomicConstraint(
-        lambda q, v: np.array([v[2] - q[1] * v[0]]))
+        lambda q, v: jnp.array([v[2] - q[1] * v[0]]))
     problem = lm.Problem(PARTICLE.system(), PARTICLE.q0, PARTICLE.initial_velocity(), nonholonomic=fd_constraint)
     fallback = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
     assert analytic.lam is not None and fallback.lam is not None

@@ -31,7 +31,7 @@ H_STEP, T_FINAL = 0.05, 10.0
 
 def energy_function(pendulum: SphericalPendulum, q: Vector, p: Vector, v: Vector) -> float:
     """E = p·v − ½ m v·v + V."""
-    return float(p @ v) - 0.5 * pendulum.mass * float(v @ v) + pendulum.potential(q)
+    return float(p @ v) - 0.5 * pendulum.mass * float(v @ v) + float(pendulum.potential(q))
 
 
 def main() -> None:

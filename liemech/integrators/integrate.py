@@ -1,16 +1,18 @@
 """integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
 
 import math
+from collections.abc import Callable
 import sys
 import time
 from typing import TypeVar
 
 import numpy as np
 
+from liemech.integrators.compiled import CompiledMethod, run
 from liemech.integrators.method import Method, NodeState
 from liemech.integrators.solution import Solution, SolverStats
 from liemech.mechanics.problem import Problem
-from liemech.types import Vector
+from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
 
@@ -64,14 +66,26 @@ def integrate(
     n = _number_of_steps(h, t_final, n_steps)
     if not isinstance(store_every, int) or store_every < 1:
         raise ValueError(f"store_every must be a positive integer, got {store_every!r}")
+    started = time.perf_counter()
+    tenth = max(1, n // 10)
+
+    reported = 0
+
+    def report_progress(steps_done: int) -> None:
+        nonlocal reported
+        while progress and reported + tenth <= steps_done:
+            reported += tenth
+            print(f"{method.name}: step {reported}/{n}, t = {reported * h:.6g}, "
+                  f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+    if isinstance(method, CompiledMethod):
+        return _integrate_compiled(problem, method, float(h), n, store_every, report_progress)
     stepper = method.stepper(problem, float(h))
     lam0 = problem.lam0
     state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
     t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
     lams = [state.lam]
     extras: dict[str, list[Vector]] = {}
-    started = time.perf_counter()
-    tenth = max(1, n // 10)
     for k in range(n):
         state, report = stepper.step(state, k)
         if (k + 1) % store_every == 0 or k + 1 == n:
@@ -84,10 +98,31 @@ def integrate(
             residuals.append(report.residual)
             for name, value in report.extras.items():
                 extras.setdefault(name, []).append(value)
-        if progress and (k + 1) % tenth == 0:
-            print(f"{method.name}: step {k + 1}/{n}, t = {(k + 1) * h:.6g}, "
-                  f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
+        report_progress(k + 1)
     stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
     lam = None if state.lam is None or lam0 is None else np.array(lams, dtype=np.float64)
     return Solution(np.array(t), gs, np.array(etas), np.array(mus), lam, stats,
                     {name: np.array(rows, dtype=np.float64) for name, rows in extras.items()})
+
+
+def _integrate_compiled(problem: Problem[P], method: CompiledMethod, h: float, n: int, store_every: int,
+                        report: Callable[[int], None]) -> Solution[P]:
+    """The compiled path: the whole run in chunks of lax.scan, every store_every-th node kept."""
+    started = time.perf_counter()
+    nodes = run(problem, method, h, n, report)
+    kept = np.unique(np.append(np.arange(store_every - 1, n, store_every), n - 1))
+    lam0 = problem.lam0
+
+    def with_start(start: Vector, rows: VectorLike) -> Vector:
+        return np.concatenate([np.asarray(start, dtype=np.float64)[None], rows[kept]])
+
+    if isinstance(problem.g0, tuple):
+        factors = [with_start(g0, rows) for g0, rows in zip(problem.g0, nodes.g)]  # type: ignore[call-overload]
+        gs: list[P] = [tuple(f[k] for f in factors) for k in range(len(kept) + 1)]  # type: ignore[misc]
+    else:
+        gs = list(with_start(problem.g0, nodes.g))  # type: ignore[arg-type]
+    stats = SolverStats(np.concatenate([[0.0], nodes.iterations[kept].astype(np.float64)]),
+                        np.concatenate([[0.0], nodes.residual[kept]]), time.perf_counter() - started)
+    lam = None if lam0 is None else with_start(lam0, nodes.lam)
+    return Solution(np.concatenate([[0.0], (kept + 1) * h]), gs, with_start(problem.eta0, nodes.eta),
+                    with_start(problem.mu0, nodes.mu), lam, stats, {})

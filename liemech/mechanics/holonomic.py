@@ -1,28 +1,36 @@
 """Holonomic constraints Φ(g) = 0 on a configuration space, with trivialised derivatives."""
 
+import functools
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
-from liemech.finite_differences import jacobian as fd_jacobian
 from liemech.groups.base import LieGroup
+from liemech.jax_support import array_method
+from liemech.mechanics.callbacks import check_derivative, checked_call
+from liemech.mechanics.trivialised import trivialised_jacobian
 from liemech.types import Matrix, Tensor, Vector
 
 P = TypeVar("P")
 
 
 class HolonomicConstraint(Generic[P]):
-    """Φ: G → Rᵐ with the trivialised Jacobian B(g) = L*_g DΦ (m × dim),
-    B(g)ζ = d/dε Φ(g τ(εζ))|₀, and the trivialised Hessians [k] = ζ ↦ d/dε ∇Φ_k(g τ(εζ))|₀
-    (shape (m, dim, dim)). Derivatives not given are taken by central finite differences.
+    """Φ: G → Rᵐ, written with ``jax.numpy``, with the trivialised Jacobian B(g) = L*_g DΦ
+    (m × dim), B(g)ζ = d/dε Φ(g τ(εζ))|₀, and the trivialised Hessians [k] = ζ ↦ d/dε ∇Φ_k(g τ(εζ))|₀
+    (shape (m, dim, dim)), both by automatic differentiation. ``jacobian`` and ``hessians`` may be
+    given; they are then checked against autodiff at the initial point of a Problem and returned
+    by the eager methods.
 
-    The constraint force enters with a plus sign: μ̇ = ad*_η μ + f + Bᵀλ (DESIGN.md).
+    The constraint force enters with a plus sign: μ̇ = ad*_η μ + f + Bᵀλ.
     """
 
     def __init__(
         self,
-        phi: Callable[[P], Vector],
+        phi: Callable[[P], ArrayLike],
         jacobian: Callable[[P], Matrix] | None = None,
         hessians: Callable[[P], Tensor] | None = None,
     ) -> None:
@@ -32,24 +40,44 @@ class HolonomicConstraint(Generic[P]):
         self._jacobian = jacobian
         self._hessians = hessians
 
-    def value(self, g: P) -> Vector:
+    def phi(self, g: P) -> jax.Array:
+        """Φ(g) as a 1-D array (traceable)."""
+        return jnp.atleast_1d(jnp.asarray(self._phi(g), dtype=float))
+
+    @array_method
+    def value(self, g: P) -> jax.Array:
         """Φ(g)."""
-        return np.atleast_1d(np.asarray(self._phi(g), dtype=np.float64))
+        return self.phi(g)
 
     def trivialised_jacobian(self, group: LieGroup[P], g: P) -> Matrix:
         """B(g) = L*_g DΦ(g), shape (m, dim)."""
         if self._jacobian is not None:
             return np.atleast_2d(np.asarray(self._jacobian(g), dtype=np.float64))
-        chart = group.retraction("exp")
-        return fd_jacobian(lambda z: self.value(group.compose(g, chart.tau(z))), np.zeros(group.dim))
+        return np.asarray(_autodiff_jacobian(self, group, g))
 
     def trivialised_hessians(self, group: LieGroup[P], g: P) -> Tensor:
         """[k][a, b] = d/dε B(g τ(ε e_b))[k, a]|₀, shape (m, dim, dim)."""
         if self._hessians is not None:
             return np.asarray(self._hessians(g), dtype=np.float64)
-        chart = group.retraction("exp")
-        m, d = self.value(g).shape[0], group.dim
-        flat = fd_jacobian(
-            lambda z: self.trivialised_jacobian(group, group.compose(g, chart.tau(z))).ravel(), np.zeros(d)
-        )
-        return flat.reshape(m, d, d)
+        return np.asarray(_autodiff_hessians(self, group, g))
+
+    def check_at(self, group: LieGroup[P], g: P) -> int:
+        """Check Φ and the given derivatives at g (errors name the callback); return m."""
+        m, d = checked_call("holonomic phi", self.value, g, None).size, group.dim
+        if self._jacobian is not None:
+            check_derivative("holonomic jacobian", self._jacobian, lambda x: np.asarray(_autodiff_jacobian(self, group, x)),
+                             g, (m, d))
+        if self._hessians is not None:
+            check_derivative("holonomic hessians", self._hessians, lambda x: np.asarray(_autodiff_hessians(self, group, x)),
+                             g, (m, d, d))
+        return m
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _autodiff_jacobian(constraint: HolonomicConstraint[P], group: LieGroup[P], g: P) -> jax.Array:
+    return trivialised_jacobian(group, constraint.phi, g)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _autodiff_hessians(constraint: HolonomicConstraint[P], group: LieGroup[P], g: P) -> jax.Array:
+    return trivialised_jacobian(group, lambda x: trivialised_jacobian(group, constraint.phi, x), g)

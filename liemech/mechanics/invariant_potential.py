@@ -10,8 +10,12 @@ generic Gonzalez formula.
 """
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.discrete_gradient import invariant_discrete_derivative, is_roundoff
 from liemech.types import Matrix, Vector
@@ -26,6 +30,10 @@ class QuadraticInvariantPotential:
 
     ``functions`` are the Ṽ_i, ``derivatives`` the Ṽ_i′, ``second_derivatives`` the Ṽ_i″ (central
     differences of Ṽ_i′ when omitted; they enter only the Hessian and Newton Jacobians).
+
+    An instance is a potential callable: ``V(q)`` is traceable by JAX when the Ṽ_i are (plain
+    arithmetic or ``jax.numpy``), so it can be the ``potential`` of a MechanicalSystem;
+    ``V.potential(q)`` is the same value as a float, computed with numpy.
 
     >>> import numpy as np
     >>> A = np.diag([1.0, 1.0])                       # π = |q|², V = ½k(π − 1)²
@@ -79,8 +87,17 @@ class QuadraticInvariantPotential:
         """Row i: ∇π_i(q) = 2A_i q + b_i."""
         return np.array([2.0 * (A @ q) + b for A, b in zip(self.forms, self.linear)])
 
+    def __call__(self, q: ArrayLike) -> jax.Array:
+        """V(q) = Σ_i Ṽ_i(π_i(q)) as a 0-d array, traceable by JAX."""
+        x = jnp.asarray(q, dtype=float)
+        total = jnp.zeros(())
+        for F, A, b in zip(self.functions, self.forms, self.linear):
+            # Under tracing the invariant is a traced scalar standing in for the float Ṽ_i takes.
+            total = total + F(cast(float, x @ A @ x + b @ x))
+        return total
+
     def potential(self, q: Vector) -> float:
-        """V(q) = Σ_i Ṽ_i(π_i(q))."""
+        """V(q) = Σ_i Ṽ_i(π_i(q)) as a float."""
         return float(sum(float(F(s)) for F, s in zip(self.functions, self.invariants(q))))
 
     def gradient(self, q: Vector) -> Vector:

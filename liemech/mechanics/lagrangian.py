@@ -1,20 +1,31 @@
 """The interface an integrator needs from a trivialised Lagrangian ℓ(g, η) on G × 𝔤."""
 
 from abc import ABC, abstractmethod
-from typing import Generic, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
-from liemech.types import Matrix, Vector
+from liemech.jax_support import array_method
+from liemech.mechanics.callbacks import checked_call
+from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
+from liemech.types import Matrix, Vector, VectorLike
 
 P = TypeVar("P")
 
 
 class Lagrangian(ABC, Generic[P]):
-    """ℓ: G × 𝔤 → R with its first and second derivatives, all left-trivialised.
+    """ℓ: G × 𝔤 → R, written with ``jax.numpy``; every derivative comes from autodiff.
 
     μ = ∂ℓ/∂η; f = L*_g D₁ℓ with ⟨f, ζ⟩ = d/dε ℓ(g τ(εζ), η)|₀; the ``*_d_g`` derivatives are
-    trivialised the same way: (d_g X)ζ = d/dε X(g τ(εζ), η)|₀. Continuous equations (spec 004-Lie
-    §2.1): μ̇ = ad*_η μ + f, ġ = g η.
+    trivialised the same way: (d_g X)ζ = d/dε X(g τ(εζ), η)|₀. Continuous equations (Martín de
+    Diego & Sato Martín de Almagro 2018, §6): μ̇ = ad*_η μ + f, ġ = g η.
+
+    A subclass gives ``lagrangian`` and ``velocity`` (both traceable); the derivative methods
+    return numpy arrays on concrete input and may be called inside JAX transformations.
     """
 
     @property
@@ -23,36 +34,57 @@ class Lagrangian(ABC, Generic[P]):
         """The configuration space G."""
 
     @abstractmethod
-    def value(self, g: P, eta: Vector) -> float:
-        """ℓ(g, η)."""
+    def lagrangian(self, g: P, eta: ArrayLike) -> jax.Array:
+        """ℓ(g, η) as a 0-d array (traceable)."""
 
     @abstractmethod
-    def momentum(self, g: P, eta: Vector) -> Vector:
-        """μ = ∂ℓ/∂η (g, η)."""
-
-    @abstractmethod
-    def velocity(self, g: P, mu: Vector) -> Vector:
+    def velocity(self, g: P, mu: VectorLike) -> Vector:
         """The inverse Legendre map: η with ∂ℓ/∂η (g, η) = μ."""
 
-    @abstractmethod
-    def force(self, g: P, eta: Vector) -> Vector:
+    @property
+    def compiled_steps(self) -> dict[Hashable, Callable[..., Any]]:
+        """The compiled steps of the methods run on this system, filled by ``integrate``: every
+        problem built on the same system object reuses them (new initial data do not recompile)."""
+        cache: dict[Hashable, Callable[..., Any]] = self.__dict__.setdefault("_compiled_steps", {})
+        return cache
+
+    def value(self, g: P, eta: Vector) -> float:
+        """ℓ(g, η) as a float."""
+        return float(self.lagrangian(g, eta))
+
+    @array_method
+    def momentum(self, g: P, eta: ArrayLike) -> jax.Array:
+        """μ = ∂ℓ/∂η (g, η)."""
+        return jnp.asarray(jax.grad(self.lagrangian, argnums=1)(g, jnp.asarray(eta, dtype=float)))
+
+    @array_method
+    def force(self, g: P, eta: ArrayLike) -> jax.Array:
         """f = L*_g D₁ℓ (g, η)."""
+        return trivialised_gradient(self.group, lambda x: self.lagrangian(x, eta), g)
 
-    @abstractmethod
-    def momentum_d_eta(self, g: P, eta: Vector) -> Matrix:
+    @array_method
+    def momentum_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
         """∂μ/∂η = ∂²ℓ/∂η² (the mass matrix)."""
+        return jnp.asarray(jax.jacfwd(self.momentum, argnums=1)(g, jnp.asarray(eta, dtype=float)))
 
-    @abstractmethod
-    def momentum_d_g(self, g: P, eta: Vector) -> Matrix:
+    @array_method
+    def momentum_d_g(self, g: P, eta: ArrayLike) -> jax.Array:
         """ζ ↦ d/dε μ(g τ(εζ), η)|₀."""
+        return trivialised_jacobian(self.group, lambda x: self.momentum(x, eta), g)
 
-    @abstractmethod
-    def force_d_eta(self, g: P, eta: Vector) -> Matrix:
+    @array_method
+    def force_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
         """δ ↦ d/dε f(g, η + εδ)|₀."""
+        return jnp.asarray(jax.jacfwd(self.force, argnums=1)(g, jnp.asarray(eta, dtype=float)))
 
-    @abstractmethod
-    def force_d_g(self, g: P, eta: Vector) -> Matrix:
+    @array_method
+    def force_d_g(self, g: P, eta: ArrayLike) -> jax.Array:
         """ζ ↦ d/dε f(g τ(εζ), η)|₀."""
+        return trivialised_jacobian(self.group, lambda x: self.force(x, eta), g)
+
+    def check_at(self, g: P, eta: Vector) -> None:
+        """Check the user's callbacks at the initial point (g, η); errors name the callback."""
+        checked_call("lagrangian", self.lagrangian, g, (), eta)
 
     def energy(self, g: P, eta: Vector) -> float:
         """E = ⟨μ, η⟩ − ℓ."""

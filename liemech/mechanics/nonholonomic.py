@@ -1,28 +1,36 @@
 """Nonholonomic constraints φ(g, η) = 0 on G × 𝔤, with their derivatives."""
 
+import functools
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
-from liemech.finite_differences import jacobian as fd_jacobian
 from liemech.groups.base import LieGroup
+from liemech.jax_support import array_method
+from liemech.mechanics.callbacks import check_derivative, checked_call
+from liemech.mechanics.trivialised import trivialised_jacobian
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
 
 
 class NonholonomicConstraint(Generic[P]):
-    """φ: G × 𝔤 → Rᵐ (left-trivialised, φ(g, η) = Φ(g, gη)); may be nonlinear in η.
+    """φ: G × 𝔤 → Rᵐ (left-trivialised, φ(g, η) = Φ(g, gη)), written with ``jax.numpy``; may be
+    nonlinear in η.
 
-    ``d_eta(g, η)`` = ∂φ/∂η (m × dim), the direction of the constraint force (μ̇ = ad*_η μ + f +
-    (∂φ/∂η)ᵀλ, spec 004-Lie §2.2); ``d_g(g, η)`` = trivialised ∂φ/∂g, ζ ↦ d/dε φ(g τ(εζ), η).
-    Either may be omitted (central finite differences).
+    ∂φ/∂η (m × dim) is the direction of the constraint force (μ̇ = ad*_η μ + f + (∂φ/∂η)ᵀλ,
+    Martín de Diego & Sato Martín de Almagro 2018, §6.2); the trivialised ∂φ/∂g is
+    ζ ↦ d/dε φ(g τ(εζ), η). Both come from automatic differentiation; ``d_eta`` and ``d_g`` may be
+    given, and are then checked against autodiff at the initial point of a Problem.
     """
 
     def __init__(
         self,
-        phi: Callable[[P, Vector], Vector],
+        phi: Callable[[P, Vector], ArrayLike],
         d_eta: Callable[[P, Vector], Matrix] | None = None,
         d_g: Callable[[P, Vector], Matrix] | None = None,
     ) -> None:
@@ -30,19 +38,43 @@ class NonholonomicConstraint(Generic[P]):
             raise TypeError("phi must be a callable (g, eta) -> (m,) array")
         self._phi, self._d_eta, self._d_g = phi, d_eta, d_g
 
-    def value(self, g: P, eta: Vector) -> Vector:
+    def phi(self, g: P, eta: ArrayLike) -> jax.Array:
+        """φ(g, η) as a 1-D array (traceable)."""
+        # Traced, η is a JAX array standing in for the numpy vector the callback is typed with.
+        value = self._phi(g, jnp.asarray(eta, dtype=float))  # type: ignore[arg-type]
+        return jnp.atleast_1d(jnp.asarray(value, dtype=float))
+
+    @array_method
+    def value(self, g: P, eta: ArrayLike) -> jax.Array:
         """φ(g, η)."""
-        return np.atleast_1d(np.asarray(self._phi(g, eta), dtype=np.float64))
+        return self.phi(g, eta)
+
+    @array_method
+    def _autodiff_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
+        return jnp.asarray(jax.jacfwd(self.phi, argnums=1)(g, jnp.asarray(eta, dtype=float)))
 
     def derivative_eta(self, g: P, eta: Vector) -> Matrix:
         """∂φ/∂η (g, η), shape (m, dim)."""
         if self._d_eta is not None:
             return np.atleast_2d(np.asarray(self._d_eta(g, eta), dtype=np.float64))
-        return fd_jacobian(lambda v: self.value(g, v), eta)
+        return self._autodiff_d_eta(g, eta)
 
     def derivative_g(self, group: LieGroup[P], g: P, eta: Vector) -> Matrix:
         """Trivialised ∂φ/∂g (g, η), shape (m, dim)."""
         if self._d_g is not None:
             return np.atleast_2d(np.asarray(self._d_g(g, eta), dtype=np.float64))
-        chart = group.retraction("exp")
-        return fd_jacobian(lambda z: self.value(group.compose(g, chart.tau(z)), eta), np.zeros(group.dim))
+        return np.asarray(_autodiff_d_g(self, group, g, eta))
+
+    def check_at(self, group: LieGroup[P], g: P, eta: Vector) -> None:
+        """Check the given derivatives against autodiff at (g, η) (errors name the callback)."""
+        m, d = checked_call("nonholonomic phi", self.value, g, None, eta).size, group.dim
+        if self._d_eta is not None:
+            check_derivative("nonholonomic d_eta", self.derivative_eta, self._autodiff_d_eta, g, (m, d), eta)
+        if self._d_g is not None:
+            check_derivative("nonholonomic d_g", lambda x, v: self.derivative_g(group, x, v),
+                             lambda x, v: np.asarray(_autodiff_d_g(self, group, x, v)), g, (m, d), eta)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _autodiff_d_g(constraint: NonholonomicConstraint[P], group: LieGroup[P], g: P, eta: ArrayLike) -> jax.Array:
+    return trivialised_jacobian(group, lambda x: constraint.phi(x, eta), g)

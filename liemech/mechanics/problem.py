@@ -1,5 +1,6 @@
 """An initial-value problem: a Lagrangian system, optional constraints, consistent initial data."""
 
+import functools
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -47,6 +48,7 @@ class Problem(Generic[P]):
         self.g0: P = group.check_point(g0, "g0")
         if (eta0 is None) == (mu0 is None):
             raise ValueError("give exactly one of eta0 (body velocity) and mu0 (body momentum)")
+        system.check_at(self.g0, np.zeros(group.dim))
         if eta0 is not None:
             self.eta0 = checked_vector(eta0, group.dim, "eta0")
             self.mu0 = system.momentum(self.g0, self.eta0)
@@ -64,8 +66,10 @@ class Problem(Generic[P]):
         self.holonomic = holonomic
         self.nonholonomic = nonholonomic
         if holonomic is not None:
+            holonomic.check_at(group, self.g0)
             _check_holonomic(group, holonomic, self.g0, self.eta0, constraint_tol)
         if nonholonomic is not None:
+            nonholonomic.check_at(group, self.g0, self.eta0)
             _check_nonholonomic(system, nonholonomic, self.g0, self.eta0, constraint_tol)
 
     @property
@@ -73,7 +77,7 @@ class Problem(Generic[P]):
         """The configuration space."""
         return self.system.group
 
-    @property
+    @functools.cached_property
     def lam0(self) -> Vector | None:
         """The consistent multiplier λ(0) of the continuous equations (None without constraints).
 
@@ -99,7 +103,7 @@ class Problem(Generic[P]):
         lam: Vector = -np.linalg.solve(B @ M_inv_Bt, B @ np.linalg.solve(M, drive) + curvature)
         return lam
 
-    @property
+    @functools.cached_property
     def n_constraints(self) -> int:
         """m, the number of holonomic or nonholonomic constraints (0 without)."""
         if self.holonomic is not None:

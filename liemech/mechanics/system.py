@@ -3,47 +3,42 @@
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
-from liemech.finite_differences import jacobian
-from liemech.groups.base import LieGroup, Retraction
+from liemech.groups.base import LieGroup
+from liemech.jax_support import array_method
+from liemech.mechanics.callbacks import check_derivative, checked_call, require_symmetric_positive_definite
 from liemech.mechanics.lagrangian import Lagrangian
+from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
 from liemech.types import Matrix, Tensor, Vector
 
 P = TypeVar("P")
 
 
-def _symmetric_positive_definite(M: object, dim: int, name: str) -> Matrix:
-    arr = np.asarray(M, dtype=np.float64)
-    if arr.shape != (dim, dim):
-        raise ValueError(f"{name} must have shape ({dim}, {dim}), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite")
-    asymmetry = float(np.max(np.abs(arr - arr.T)))
-    if asymmetry > 1e-12 * max(1.0, float(np.max(np.abs(arr)))):
-        raise ValueError(f"{name} must be symmetric: max |𝕀 − 𝕀ᵀ| = {asymmetry:.3e}")
-    smallest = float(np.linalg.eigvalsh(arr)[0])
-    if smallest <= 0.0:
-        raise ValueError(f"{name} must be positive definite: smallest eigenvalue {smallest:.3e}")
-    return arr
-
-
 class MechanicalSystem(Lagrangian[P], Generic[P]):
     """ℓ(g, η) = ½ ηᵀ 𝕀 η − V(g) with 𝕀 symmetric positive definite.
 
-    ``inertia`` is a constant matrix or a callable g ↦ 𝕀(g) (paper 002's M(q)). Derivatives the
-    user does not give are taken by central finite differences along g τ(εζ):
-    ``potential_gradient`` g ↦ ∇V(g) with ⟨∇V, ζ⟩ = d/dε V(g τ(εζ)); ``potential_hessian``
-    g ↦ (d/dε ∇V(g τ(εζ))) as a (dim, dim) matrix; ``inertia_gradient`` g ↦ (dim, dim, dim) with
-    [k] = d/dε 𝕀(g τ(ε e_k)); ``inertia_hessian`` g ↦ (dim, dim, dim, dim) with [k, l] =
-    d/dε (∂_k 𝕀)(g τ(ε e_l)). Then f = ½ ηᵀ (∂_k 𝕀) η − ∇V and ∂f_k/∂g_l = ½ ηᵀ(∂_l∂_k 𝕀)η − ∂_l∇V_k.
+    ``potential`` g ↦ V(g) and a callable ``inertia`` g ↦ 𝕀(g) (paper 002's M(q)) are written with
+    ``jax.numpy``; every derivative comes from automatic differentiation along g τ(εζ), exact to
+    round-off. ``inertia`` may also be a constant matrix.
+
+    Derivatives may still be given; each is compared with autodiff at the initial point of every
+    ``Problem`` built on the system (a mismatch raises ValueError naming it), and the eager
+    methods below return it: ``potential_gradient`` g ↦ ∇V(g) with ⟨∇V, ζ⟩ = d/dε V(g τ(εζ));
+    ``potential_hessian`` g ↦ (d/dε ∇V(g τ(εζ))) as a (dim, dim) matrix; ``inertia_gradient``
+    g ↦ (dim, dim, dim) with [k] = d/dε 𝕀(g τ(ε e_k)); ``inertia_hessian`` g ↦ (dim, dim, dim, dim)
+    with [k, l] = d/dε (∂_k 𝕀)(g τ(ε e_l)). The compiled integrators always differentiate V and 𝕀
+    themselves. Then f = ½ ηᵀ (∂_k 𝕀) η − ∇V.
     """
 
     def __init__(
         self,
         group: LieGroup[P],
-        inertia: Matrix | Callable[[P], Matrix],
-        potential: Callable[[P], float],
+        inertia: Matrix | Callable[[P], ArrayLike],
+        potential: Callable[[P], ArrayLike],
         potential_gradient: Callable[[P], Vector] | None = None,
         potential_hessian: Callable[[P], Matrix] | None = None,
         inertia_gradient: Callable[[P], Tensor] | None = None,
@@ -54,21 +49,22 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         if not callable(potential):
             raise TypeError("potential must be a callable g -> float")
         self._group = group
-        self._chart: Retraction[P] = group.retraction("exp")
-        d = group.dim
         self._constant_inertia: Matrix | None = None
+        self._inertia_fn: Callable[[P], ArrayLike]
         if callable(inertia):
-            self._inertia_fn: Callable[[P], Matrix] = inertia
+            self._inertia_fn = inertia
         else:
-            M = _symmetric_positive_definite(inertia, d, "inertia")
+            M = require_symmetric_positive_definite(inertia, group.dim, "inertia")
             self._constant_inertia = M
             self._inertia_inv = np.linalg.inv(M)
             self._inertia_fn = lambda g: M
         self._potential = potential
-        self._potential_gradient = potential_gradient
-        self._potential_hessian = potential_hessian
-        self._inertia_gradient = inertia_gradient
-        self._inertia_hessian = inertia_hessian
+        self._given: dict[str, Callable[[P], ArrayLike] | None] = {
+            "potential_gradient": potential_gradient,
+            "potential_hessian": potential_hessian,
+            "inertia_gradient": inertia_gradient,
+            "inertia_hessian": inertia_hessian,
+        }
 
     @property
     def group(self) -> LieGroup[P]:
@@ -79,85 +75,99 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         """𝕀 when it does not depend on g, else None."""
         return self._constant_inertia
 
-    def _along(self, g: P, fn: Callable[[P], Vector]) -> Matrix:
-        """ζ ↦ d/dε fn(g τ(εζ))|₀ by central differences."""
-        G, chart = self._group, self._chart
-        return jacobian(lambda z: np.atleast_1d(fn(G.compose(g, chart.tau(z)))), np.zeros(G.dim))
+    def lagrangian(self, g: P, eta: ArrayLike) -> jax.Array:
+        eta = jnp.asarray(eta, dtype=float)
+        return 0.5 * eta @ jnp.asarray(self._inertia_fn(g), dtype=float) @ eta - jnp.asarray(
+            self._potential(g), dtype=float).reshape(())
 
-    def inertia(self, g: P) -> Matrix:
+    @array_method
+    def momentum(self, g: P, eta: ArrayLike) -> jax.Array:
+        """μ = 𝕀(g) η."""
+        return jnp.asarray(self._inertia_fn(g), dtype=float) @ jnp.asarray(eta, dtype=float)
+
+    @array_method
+    def force(self, g: P, eta: ArrayLike) -> jax.Array:
+        """f = ½ ηᵀ (∂_k 𝕀) η − ∇V, only −∇V for constant inertia."""
+        if self._constant_inertia is None:
+            return jnp.asarray(super().force(g, eta))
+        return -trivialised_gradient(self._group, self._potential, g)
+
+    @array_method
+    def velocity(self, g: P, mu: ArrayLike) -> jax.Array:
+        if self._constant_inertia is not None:
+            return jnp.asarray(self._inertia_inv) @ jnp.asarray(mu, dtype=float)
+        return jnp.asarray(jnp.linalg.solve(jnp.asarray(self._inertia_fn(g), dtype=float), jnp.asarray(mu, dtype=float)))
+
+    @array_method
+    def inertia(self, g: P) -> jax.Array:
         """𝕀(g)."""
-        return self._inertia_fn(g)
+        return jnp.asarray(self._inertia_fn(g), dtype=float)
+
+    @array_method
+    def _potential_value(self, g: P) -> jax.Array:
+        return jnp.asarray(self._potential(g), dtype=float)
 
     def potential(self, g: P) -> float:
         """V(g)."""
-        return float(self._potential(g))
+        return float(self._potential_value(g))
+
+    # ---- derivatives: given, else autodiff ----------------------------------------------------
+
+    @array_method
+    def _autodiff_potential_gradient(self, g: P) -> jax.Array:
+        return trivialised_gradient(self._group, self._potential, g)
+
+    @array_method
+    def _autodiff_potential_hessian(self, g: P) -> jax.Array:
+        return trivialised_jacobian(self._group, self._autodiff_potential_gradient, g)
+
+    @array_method
+    def _autodiff_inertia_gradient(self, g: P) -> jax.Array:
+        return jnp.moveaxis(trivialised_jacobian(self._group, self._inertia_fn, g), 2, 0)
+
+    @array_method
+    def _autodiff_inertia_hessian(self, g: P) -> jax.Array:
+        return jnp.moveaxis(trivialised_jacobian(self._group, self._autodiff_inertia_gradient, g), 3, 1)
+
+    def _derivative(self, name: str, autodiff: Callable[[P], Vector], g: P) -> Vector:
+        given = self._given[name]
+        return autodiff(g) if given is None else np.asarray(given(g), dtype=np.float64)
 
     def potential_gradient(self, g: P) -> Vector:
         """∇V(g), trivialised: ⟨∇V, ζ⟩ = d/dε V(g τ(εζ))|₀."""
-        if self._potential_gradient is not None:
-            return np.asarray(self._potential_gradient(g), dtype=np.float64)
-        gradient: Vector = self._along(g, lambda x: np.array([self.potential(x)]))[0]
-        return gradient
+        return self._derivative("potential_gradient", self._autodiff_potential_gradient, g)
 
     def potential_hessian(self, g: P) -> Matrix:
         """ζ ↦ d/dε ∇V(g τ(εζ))|₀ (not symmetric in general on a non-abelian group)."""
-        if self._potential_hessian is not None:
-            return np.asarray(self._potential_hessian(g), dtype=np.float64)
-        return self._along(g, self.potential_gradient)
+        return self._derivative("potential_hessian", self._autodiff_potential_hessian, g)
 
     def inertia_gradient(self, g: P) -> Tensor:
         """[k] = d/dε 𝕀(g τ(ε e_k))|₀, shape (dim, dim, dim); zero for constant inertia."""
-        d = self._group.dim
-        if self._constant_inertia is not None:
-            return np.zeros((d, d, d))
-        if self._inertia_gradient is not None:
-            return np.asarray(self._inertia_gradient(g), dtype=np.float64)
-        return np.moveaxis(self._along(g, lambda x: self.inertia(x).ravel()).reshape(d, d, d), 2, 0)
+        return self._derivative("inertia_gradient", self._autodiff_inertia_gradient, g)
 
     def inertia_hessian(self, g: P) -> Tensor:
         """[k, l] = d/dε (∂_k 𝕀)(g τ(ε e_l))|₀, shape (dim, dim, dim, dim); zero for constant inertia."""
+        return self._derivative("inertia_hessian", self._autodiff_inertia_hessian, g)
+
+    # ---- checks at the initial point ----------------------------------------------------------
+
+    def check_at(self, g: P, eta: Vector) -> None:
+        """Check the callbacks at g: V a finite scalar, 𝕀(g) symmetric positive definite, and
+        every given derivative equal to autodiff (ValueError naming the callback otherwise);
+        a callback JAX cannot trace raises TypeError saying what to change."""
         d = self._group.dim
-        if self._constant_inertia is not None:
-            return np.zeros((d, d, d, d))
-        if self._inertia_hessian is not None:
-            return np.asarray(self._inertia_hessian(g), dtype=np.float64)
-        flat = self._along(g, lambda x: self.inertia_gradient(x).ravel())  # (d·d·d, d): [kij, l]
-        return np.moveaxis(flat.reshape(d, d, d, d), 3, 1)
-
-    def value(self, g: P, eta: Vector) -> float:
-        return 0.5 * float(eta @ self.inertia(g) @ eta) - self.potential(g)
-
-    def momentum(self, g: P, eta: Vector) -> Vector:
-        return self.inertia(g) @ eta
-
-    def velocity(self, g: P, mu: Vector) -> Vector:
-        if self._constant_inertia is not None:
-            return self._inertia_inv @ mu
-        return np.asarray(np.linalg.solve(self.inertia(g), mu), dtype=np.float64)
-
-    def force(self, g: P, eta: Vector) -> Vector:
-        f = -self.potential_gradient(g)
+        checked_call("potential", self._potential_value, g, ())
+        super().check_at(g, eta)
         if self._constant_inertia is None:
-            f = f + 0.5 * np.einsum("i,kij,j->k", eta, self.inertia_gradient(g), eta)
-        return f
-
-    def momentum_d_eta(self, g: P, eta: Vector) -> Matrix:
-        return self.inertia(g)
-
-    def momentum_d_g(self, g: P, eta: Vector) -> Matrix:
-        d = self._group.dim
-        if self._constant_inertia is not None:
-            return np.zeros((d, d))
-        return np.asarray(np.einsum("kij,j->ik", self.inertia_gradient(g), eta), dtype=np.float64)
-
-    def force_d_eta(self, g: P, eta: Vector) -> Matrix:
-        d = self._group.dim
-        if self._constant_inertia is not None:
-            return np.zeros((d, d))
-        return np.asarray(np.einsum("kij,j->ki", self.inertia_gradient(g), eta), dtype=np.float64)
-
-    def force_d_g(self, g: P, eta: Vector) -> Matrix:
-        if self._constant_inertia is not None:
-            return -self.potential_hessian(g)
-        curvature = np.einsum("i,klij,j->kl", eta, self.inertia_hessian(g), eta)
-        return np.asarray(0.5 * curvature - self.potential_hessian(g), dtype=np.float64)
+            M = checked_call("inertia", self.inertia, g, (d, d))
+            require_symmetric_positive_definite(M, d, "inertia(g0)")
+        autodiff = {
+            "potential_gradient": (self._autodiff_potential_gradient, (d,)),
+            "potential_hessian": (self._autodiff_potential_hessian, (d, d)),
+            "inertia_gradient": (self._autodiff_inertia_gradient, (d, d, d)),
+            "inertia_hessian": (self._autodiff_inertia_hessian, (d, d, d, d)),
+        }
+        for name, given in self._given.items():
+            if given is not None:
+                reference, shape = autodiff[name]
+                check_derivative(name, given, reference, g, shape)

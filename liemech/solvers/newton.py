@@ -16,13 +16,15 @@ EPS: Final = float(np.finfo(np.float64).eps)
 class ConvergenceError(RuntimeError):
     """A step's nonlinear equations could not be solved; carries the step, time and residual."""
 
-    def __init__(self, step: int, time: float, residual: float, reason: str) -> None:
+    def __init__(self, step: int, time: float, residual: float, reason: str,
+                 hint: str = "try a smaller step h") -> None:
         self.step = step
         self.time = time
         self.residual = residual
+        self.hint = hint
         super().__init__(
             f"Newton failed at step {step} (t = {time:.6g}): {reason}; residual ‖r‖∞ = {residual:.3e}. "
-            "Try a smaller step h."
+            f"{hint[0].upper()}{hint[1:]}."
         )
 
 

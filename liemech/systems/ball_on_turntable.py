@@ -14,8 +14,10 @@ Defaults (spec §9.4): r = Ω = 1, a = b = c = 0.4, R₀ = exp(0.4, 0.1, −0.3)
 """
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -26,6 +28,9 @@ from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
+
+_Rotation = TypeVar("_Rotation", Matrix, jax.Array)
 
 
 @dataclass(frozen=True)
@@ -46,17 +51,19 @@ class BallOnTurntable:
     def inertia(self) -> Matrix:
         return np.diag([*(self.radius**2 * self.inertia_abc), 1.0, 1.0])
 
-    def _rolling_axes(self, R: Matrix) -> Matrix:
-        """Rows e₁ᵀ, e₂ᵀ of the map ω ↦ ω̃: R's first two rows (physical) or the identity's (literal)."""
+    def _rolling_axes(self, R: _Rotation) -> _Rotation | Matrix:
+        """Rows e₁ᵀ, e₂ᵀ of the map ω ↦ ω̃: R's first two rows (physical) or the identity's (literal);
+        R a numpy array or a JAX-traced one."""
         return R[:2] if self.reading == "physical" else np.eye(3)[:2]
 
+    @built_once
     def constraint(self) -> NonholonomicConstraint[ProductPoint]:
         r, spin = self.radius, self.spin
 
-        def phi(g: ProductPoint, eta: Vector) -> Vector:
-            R, p = np.asarray(g[0]), np.asarray(g[1])
+        def phi(g: ProductPoint, eta: Vector) -> jax.Array:
+            R, p = jnp.asarray(g[0]), jnp.asarray(g[1])
             w = self._rolling_axes(R) @ eta[:3]
-            return np.array([eta[3] + spin * p[1] - r * w[1], eta[4] - spin * p[0] + r * w[0]])
+            return jnp.stack([eta[3] + spin * p[1] - r * w[1], eta[4] - spin * p[0] + r * w[0]])
 
         def d_eta(g: ProductPoint, eta: Vector) -> Matrix:
             E = self._rolling_axes(np.asarray(g[0]))
@@ -73,6 +80,7 @@ class BallOnTurntable:
 
         return NonholonomicConstraint(phi, d_eta, d_g)
 
+    @built_once
     def system(self) -> MechanicalSystem[ProductPoint]:
         return MechanicalSystem(self.group, self.inertia(), lambda g: 0.0, lambda g: np.zeros(5),
                                 lambda g: np.zeros((5, 5)))

@@ -1,8 +1,10 @@
 """The planar pendulum in Cartesian coordinates on R²: ℓ = ½|q̇|² − y, Φ(q) = ½(|q|² − 1)
 (spec 004-vector §4.6; unit mass, length and gravity)."""
 
+import functools
 from dataclasses import dataclass
 
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -21,16 +23,18 @@ class CartesianPendulum:
     t_final: float = 2.0
 
     @staticmethod
+    @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
         """Φ = ½(|q|² − 1), B = qᵀ, Hessian I."""
         def hessians(q: Vector) -> Tensor:
             return np.eye(2)[None, :, :]
 
-        return HolonomicConstraint(lambda q: np.array([0.5 * (q @ q - 1.0)]), lambda q: q[None, :], hessians)
+        return HolonomicConstraint(lambda q: jnp.array([0.5 * (jnp.dot(q, q) - 1.0)]), lambda q: q[None, :], hessians)
 
     @staticmethod
+    @functools.cache
     def system() -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(2), np.eye(2), lambda q: float(q[1]), lambda q: np.array([0.0, 1.0]),
+        return MechanicalSystem(Rn(2), np.eye(2), lambda q: q[1], lambda q: np.array([0.0, 1.0]),
                                 lambda q: np.zeros((2, 2)))
 
     def problem(self) -> Problem[Vector]:

@@ -9,6 +9,8 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -18,6 +20,7 @@ from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,10 @@ class ChaoticNonholonomic:
         m = self.m
         return [(m + 1, m + 2)] + [(i, m + i) for i in range(1, m + 1)]
 
-    def potential(self, q: Vector) -> float:
-        return 0.5 * (float(q @ q) + sum(float(q[a] ** 2 * q[b] ** 2) for a, b in self._pairs()))
+    def potential(self, q: Vector) -> jax.Array:
+        """U(q), traceable by JAX."""
+        quartic = sum(q[a] ** 2 * q[b] ** 2 for a, b in self._pairs())
+        return 0.5 * (jnp.dot(q, q) + jnp.asarray(quartic))
 
     def potential_gradient(self, q: Vector) -> Vector:
         grad = np.array(q, dtype=np.float64)
@@ -52,6 +57,7 @@ class ChaoticNonholonomic:
             hess[b, a] += 2.0 * q[a] * q[b]
         return hess
 
+    @built_once
     def constraint(self) -> NonholonomicConstraint[Vector]:
         tail = slice(self.m + 1, self.n)
 
@@ -66,8 +72,9 @@ class ChaoticNonholonomic:
             row[0, tail] = v[tail]
             return row
 
-        return NonholonomicConstraint(lambda q, v: np.array([v[0] + float(q[tail] @ v[tail])]), d_eta, d_g)
+        return NonholonomicConstraint(lambda q, v: jnp.array([v[0] + jnp.dot(q[tail], v[tail])]), d_eta, d_g)
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         return MechanicalSystem(Rn(self.n), np.eye(self.n), self.potential, self.potential_gradient,
                                 self.potential_hessian)
@@ -80,7 +87,7 @@ class ChaoticNonholonomic:
         return Problem(self.system(), q0, v0, nonholonomic=self.constraint())
 
     def energy(self, q: Vector, v: Vector) -> float:
-        return 0.5 * float(v @ v) + self.potential(q)
+        return 0.5 * float(v @ v) + float(self.potential(q))
 
 
 @dataclass(frozen=True)

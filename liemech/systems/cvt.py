@@ -4,9 +4,12 @@ A passenger (x, z) driven by a pendulum (y) through the constraint; the multipli
 λ = (z + x sin y − cos y v_x v_y)/(1 + sin²y)."""
 
 import math
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -14,6 +17,7 @@ from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -24,9 +28,10 @@ class CVT:
     epsilon: float = 0.5
     level: Literal["low", "high"] = "low"
 
-    def potential(self, q: Vector) -> float:
-        x, y, z = float(q[0]), float(q[1]), float(q[2])
-        return 0.5 * (x * x + z * z - 2.0 * math.cos(y) + self.epsilon * math.sin(2.0 * y))
+    def potential(self, q: Vector) -> jax.Array:
+        """V(q) = ½(x² + z² − 2 cos y + ε sin 2y), traceable by JAX."""
+        x, y, z = jnp.asarray(q[0]), jnp.asarray(q[1]), jnp.asarray(q[2])
+        return 0.5 * (x * x + z * z - 2.0 * jnp.cos(y) + self.epsilon * jnp.sin(2.0 * y))
 
     def potential_gradient(self, q: Vector) -> Vector:
         y = float(q[1])
@@ -37,13 +42,15 @@ class CVT:
         return np.diag([1.0, math.cos(y) - 2.0 * self.epsilon * math.sin(2.0 * y), 1.0])
 
     @staticmethod
+    @functools.cache
     def constraint() -> NonholonomicConstraint[Vector]:
         return NonholonomicConstraint(
-            lambda q, v: np.array([v[2] + math.sin(q[1]) * v[0]]),
+            lambda q, v: jnp.array([v[2] + jnp.sin(q[1]) * v[0]]),
             d_eta=lambda q, v: np.array([[math.sin(q[1]), 0.0, 1.0]]),
             d_g=lambda q, v: np.array([[0.0, math.cos(q[1]) * v[0], 0.0]]),
         )
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         return MechanicalSystem(Rn(3), np.eye(3), self.potential, self.potential_gradient, self.potential_hessian)
 

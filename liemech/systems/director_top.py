@@ -8,8 +8,11 @@ defaults below are ours. With J = diag(E₂+E₃, E₁+E₃, E₁+E₂) about th
 top on SO(3) with R = [d₁ d₂ d₃] and χ = ℓe₃, whose DOP853 solution is the reference.
 """
 
+import functools
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -19,6 +22,7 @@ from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 ORTHONORMALITY_PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 """(i, j) of the six orthonormality constraints ½(d_i·d_i − 1) (i = j) and d_i·d_j (i ≠ j), in this order."""
@@ -58,22 +62,24 @@ class DirectorTop:
         return np.array([J2 + J3 - J1, J1 + J3 - J2, J1 + J2 - J3]) / 2.0
 
     @staticmethod
+    @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
-        def phi(q: Vector) -> Vector:
+        def phi(q: Vector) -> jax.Array:
             d = q.reshape(3, 3)
-            return np.array([(0.5 if i == j else 1.0) * float(d[i] @ d[j]) - (0.5 if i == j else 0.0)
-                             for i, j in ORTHONORMALITY_PAIRS])
+            return jnp.stack([(0.5 if i == j else 1.0) * jnp.dot(d[i], d[j]) - (0.5 if i == j else 0.0)
+                              for i, j in ORTHONORMALITY_PAIRS])
 
         def jacobian(q: Vector) -> Matrix:
             return np.asarray(np.einsum("kab,b->ka", _HESSIANS, q), dtype=np.float64)  # g_k quadratic: ∇g_k = H_k q
 
         return HolonomicConstraint(phi, jacobian, lambda q: _HESSIANS)
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         mass = np.diag(np.repeat(self.euler_tensor(), 3))
         weight = np.zeros(9)
         weight[8] = self.mgl  # U = M g ℓ e₃·d₃
-        return MechanicalSystem(Rn(9), mass, lambda q: float(weight @ q), lambda q: weight, lambda q: np.zeros((9, 9)))
+        return MechanicalSystem(Rn(9), mass, lambda q: jnp.dot(weight, q), lambda q: weight, lambda q: np.zeros((9, 9)))
 
     def problem(self) -> Problem[Vector]:
         """d_i = R₀e_i and ḋ_i = R₀(ω₀ × e_i)."""

@@ -10,7 +10,10 @@ frequency is ω₀ (spec §II.9).
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -18,6 +21,9 @@ from liemech.groups.euclidean import Rn
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
+
+_Scalar = TypeVar("_Scalar", float, jax.Array)
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,19 @@ class DoublePendulum:
     q0: tuple[float, float] = (math.pi / 4, math.pi / 3)
     p0: tuple[float, float] = (0.0, 0.0)
 
-    def mass_matrix(self, q: Vector) -> Matrix:
+    def _mass_matrix_rows(self, cos_difference: _Scalar) -> list[list[_Scalar | float]]:
+        """The rows of M given cos(q¹ − q²), a float or a JAX array."""
         l, m1, m2 = self.length, self.mass1, self.mass2
-        c = m2 * l * l * math.cos(q[0] - q[1])
-        return np.array([[(m1 + m2) * l * l, c], [c, m2 * l * l]])
+        c = m2 * l * l * cos_difference
+        return [[(m1 + m2) * l * l, c], [c, m2 * l * l]]
+
+    def mass_matrix(self, q: Vector) -> Matrix:
+        """M(q) in numpy (the energy and the DOP853 reference)."""
+        return np.array(self._mass_matrix_rows(math.cos(q[0] - q[1])))
+
+    def jax_mass_matrix(self, q: Vector) -> jax.Array:
+        """M(q) traceable by JAX: the inertia of ``system()``."""
+        return jnp.array(self._mass_matrix_rows(jnp.cos(q[0] - q[1])))
 
     def mass_matrix_gradient(self, q: Vector) -> Tensor:
         """∂₁M = [[0, −s], [−s, 0]], s = m₂ℓ₁ℓ₂ sin(q¹−q²); ∂₂M = −∂₁M."""
@@ -48,9 +63,10 @@ class DoublePendulum:
         d11 = np.array([[0.0, -c], [-c, 0.0]])
         return np.stack([np.stack([d11, -d11]), np.stack([-d11, d11])])
 
-    def potential(self, q: Vector) -> float:
+    def potential(self, q: Vector) -> jax.Array:
+        """V(q), traceable by JAX."""
         g, l = self.gravity, self.length
-        return -(self.mass1 + self.mass2) * g * l * math.cos(q[0]) - self.mass2 * g * l * math.cos(q[1])
+        return -(self.mass1 + self.mass2) * g * l * jnp.cos(q[0]) - self.mass2 * g * l * jnp.cos(q[1])
 
     def potential_gradient(self, q: Vector) -> Vector:
         g, l = self.gravity, self.length
@@ -60,8 +76,9 @@ class DoublePendulum:
         g, l = self.gravity, self.length
         return np.diag([(self.mass1 + self.mass2) * g * l * math.cos(q[0]), self.mass2 * g * l * math.cos(q[1])])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(2), self.mass_matrix, self.potential, self.potential_gradient,
+        return MechanicalSystem(Rn(2), self.jax_mass_matrix, self.potential, self.potential_gradient,
                                 self.potential_hessian, self.mass_matrix_gradient, self.mass_matrix_hessian)
 
     def problem(self) -> Problem[Vector]:
@@ -69,7 +86,7 @@ class DoublePendulum:
 
     def energy(self, q: Vector, p: Vector) -> float:
         """H = ½ pᵀM⁻¹p + V."""
-        return 0.5 * float(p @ np.linalg.solve(self.mass_matrix(q), p)) + self.potential(q)
+        return 0.5 * float(p @ np.linalg.solve(self.mass_matrix(q), p)) + float(self.potential(q))
 
     def rhs(self, t: float, y: Vector) -> Vector:
         """Hamilton's equations on y = (q, p): q̇ = M⁻¹p, ṗ = ½ q̇ᵀ∂_k M q̇ − ∇V."""

@@ -3,8 +3,11 @@
 g₁ = ½(|q¹|² − l₁²) = 0, g₂ = ½(|q² − q¹|² − l₂²) = 0. The paper starts from rest (the angular
 momentum about e₂ is then zero); the default here adds a tangent velocity so that it is not."""
 
+import functools
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -13,6 +16,7 @@ from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.constrained_reference import index1_reference
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 _E2 = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
 
@@ -31,10 +35,11 @@ class DoubleSphericalPendulum:
         return np.diag([self.mass1] * 3 + [self.mass2] * 3)
 
     @staticmethod
+    @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
-        def phi(q: Vector) -> Vector:
+        def phi(q: Vector) -> jax.Array:
             d = q[3:] - q[:3]
-            return np.array([0.5 * (float(q[:3] @ q[:3]) - 1.0), 0.5 * (float(d @ d) - 1.0)])
+            return jnp.stack([0.5 * (jnp.dot(q[:3], q[:3]) - 1.0), 0.5 * (jnp.dot(d, d) - 1.0)])
 
         def jacobian(q: Vector) -> Matrix:
             d = q[3:] - q[:3]
@@ -46,9 +51,10 @@ class DoubleSphericalPendulum:
 
         return HolonomicConstraint(phi, jacobian, hessians)
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         weight = self.gravity * (self.mass_matrix() @ _E2)
-        return MechanicalSystem(Rn(6), self.mass_matrix(), lambda q: float(weight @ q), lambda q: weight,
+        return MechanicalSystem(Rn(6), self.mass_matrix(), lambda q: jnp.dot(weight, q), lambda q: weight,
                                 lambda q: np.zeros((6, 6)))
 
     def problem(self) -> Problem[Vector]:

@@ -3,6 +3,8 @@ masses in R³ joined by two nonlinear springs (1–3, 2–4) and two rigid bars 
 
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -13,6 +15,7 @@ from liemech.mechanics import point_masses
 from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.constrained_reference import index1_reference
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 
 def _pair_form(i: int, j: int) -> Matrix:
@@ -65,19 +68,21 @@ class FourParticles:
         return QuadraticInvariantPotential([_pair_form(0, 2), _pair_form(1, 3)], [V1, V2], [dV1, dV2],
                                            [ddV1, ddV2])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         V = self.invariant_potential()
-        return MechanicalSystem(Rn(12), self.mass_matrix(), V.potential, V.gradient, V.hessian)
+        return MechanicalSystem(Rn(12), self.mass_matrix(), V, V.gradient, V.hessian)
 
+    @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
         """g₁ = ½(|q₂ − q₁|²/l₁₂² − 1), g₂ = ½(|q₄ − q₃|²/l₃₄² − 1); G = [−Δ₁₂ᵀ, Δ₁₂ᵀ, 0, 0]/l₁₂²,
         [0, 0, −Δ₃₄ᵀ, Δ₃₄ᵀ]/l₃₄²; constant Hessians [[I, −I], [−I, I]]/l² in the bar's blocks."""
         s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
         hessians = np.stack([s12 * _pair_form(0, 1), s34 * _pair_form(2, 3)])
 
-        def phi(q: Vector) -> Vector:
+        def phi(q: Vector) -> jax.Array:
             a, b = q[3:6] - q[0:3], q[9:12] - q[6:9]
-            return np.array([0.5 * (s12 * float(a @ a) - 1.0), 0.5 * (s34 * float(b @ b) - 1.0)])
+            return jnp.stack([0.5 * (s12 * jnp.dot(a, a) - 1.0), 0.5 * (s34 * jnp.dot(b, b) - 1.0)])
 
         def jacobian(q: Vector) -> Matrix:
             a, b = s12 * (q[3:6] - q[0:3]), s34 * (q[9:12] - q[6:9])

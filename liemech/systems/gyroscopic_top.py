@@ -6,6 +6,8 @@ a, radius r = a/2, centre of mass at ℓ = ¾a from the tip) set into steady pre
 import math
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -16,6 +18,7 @@ from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.director_top import orthonormality_hessians
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ class GyroscopicTop:
         """diag(mI₃, E₁I₃, E₂I₃, E₃I₃)."""
         return np.diag(np.repeat(np.concatenate([[self.mass], self.euler_tensor()]), 3))
 
+    @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
         """g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃, φ/ℓ − d₃) (paper scaling);
         G rows 1–6 = D²g_k q, rows 7–9 = [I/ℓ, 0, 0, −I]; constant Hessians (zero for rows 7–9)."""
@@ -114,13 +118,13 @@ class GyroscopicTop:
         external[:, 0:3] = inv_ell * np.eye(3)
         external[:, 9:12] = -np.eye(3)
 
-        def phi(q: Vector) -> Vector:
+        def phi(q: Vector) -> jax.Array:
             d1, d2, d3 = q[3:6], q[6:9], q[9:12]
-            return np.array([
-                0.5 * (float(d1 @ d1) - 1.0), 0.5 * (float(d2 @ d2) - 1.0), 0.5 * (float(d3 @ d3) - 1.0),
-                float(d1 @ d2), float(d1 @ d3), float(d2 @ d3),
-                *(inv_ell * q[0:3] - d3),
+            orthonormality = jnp.stack([
+                0.5 * (jnp.dot(d1, d1) - 1.0), 0.5 * (jnp.dot(d2, d2) - 1.0), 0.5 * (jnp.dot(d3, d3) - 1.0),
+                jnp.dot(d1, d2), jnp.dot(d1, d3), jnp.dot(d2, d3),
             ])
+            return jnp.concatenate([orthonormality, inv_ell * q[0:3] - d3])
 
         def jacobian(q: Vector) -> Matrix:
             return np.concatenate([quadratic @ q, external])  # ∇g_k = D²g_k q for the homogeneous quadratics
@@ -130,10 +134,11 @@ class GyroscopicTop:
 
         return HolonomicConstraint(phi, jacobian, hessian_fn)
 
-    def potential(self, q: Vector) -> float:
-        """V = m g φ₃."""
-        return self.mass * self.gravity * float(q[2])
+    def potential(self, q: Vector) -> jax.Array:
+        """V = m g φ₃, traceable by JAX."""
+        return self.mass * self.gravity * jnp.asarray(q[2])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         weight = np.zeros(12)
         weight[2] = self.mass * self.gravity
@@ -146,7 +151,7 @@ class GyroscopicTop:
     def energy(self, q: Vector, p: Vector) -> float:
         """H = ½pᵀM⁻¹p + m g φ₃."""
         inverse_mass = 1.0 / np.repeat(np.concatenate([[self.mass], self.euler_tensor()]), 3)
-        return 0.5 * float(p @ (inverse_mass * p)) + self.potential(q)
+        return 0.5 * float(p @ (inverse_mass * p)) + float(self.potential(q))
 
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:

@@ -6,6 +6,8 @@ symmetry, with Noether momentum ⟨μ, Rᵀe₃⟩.
 
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -13,6 +15,7 @@ from liemech.groups.so3 import SO3, cross, exp_matrix, skew
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -28,9 +31,9 @@ class HeavyTop:
     omega0: Vector = field(default_factory=lambda: np.array([0.8, -0.4, 1.1]))
     t_final: float = 2.0
 
-    def potential(self, R: Matrix) -> float:
-        """V(R) = mg e₃ᵀ R χ (height of the centre of mass)."""
-        return self.mg * float(R[2] @ self.chi)
+    def potential(self, R: Matrix) -> jax.Array:
+        """V(R) = mg e₃ᵀ R χ (height of the centre of mass), traceable by JAX."""
+        return self.mg * jnp.dot(R[2], self.chi)
 
     def potential_gradient(self, R: Matrix) -> Vector:
         """∇V(R) = mg χ × Γ with Γ = Rᵀe₃: d/dε V(R τ(εζ)) = mg e₃ᵀRζ̂χ = ⟨mg χ × Γ, ζ⟩."""
@@ -40,6 +43,7 @@ class HeavyTop:
         """ζ ↦ d/dε ∇V(R τ(εζ)) = mg χ × (Γ × ζ) = mg χ̂ Γ̂ ζ."""
         return self.mg * (skew(self.chi) @ skew(R[2]))
 
+    @built_once
     def system(self) -> MechanicalSystem[Matrix]:
         return MechanicalSystem(SO3(), self.inertia, self.potential, self.potential_gradient,
                                 self.potential_hessian)
@@ -49,7 +53,7 @@ class HeavyTop:
 
     def energy(self, R: Matrix, mu: Vector) -> float:
         """H = ½ μᵀ𝕀⁻¹μ + V(R)."""
-        return 0.5 * float(mu @ np.linalg.solve(self.inertia, mu)) + self.potential(R)
+        return 0.5 * float(mu @ np.linalg.solve(self.inertia, mu)) + float(self.potential(R))
 
     def noether_momentum(self, R: Matrix, mu: Vector) -> float:
         """⟨μ, Rᵀe₃⟩, conserved by the symmetry R ↦ exp(θ ê₃) R."""

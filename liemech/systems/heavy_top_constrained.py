@@ -7,6 +7,8 @@ Eliminating the constraint gives the heavy top of ``heavy_top.py`` with the pivo
 
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -17,6 +19,7 @@ from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.systems.heavy_top import HeavyTop
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 _BASIS_HATS = np.stack([skew(e) for e in np.eye(3)])
 
@@ -45,12 +48,13 @@ class ConstrainedHeavyTop:
         return HeavyTop(inertia=pivot, chi=c, mg=self.mass * self.gravity, rotation0=self.rotation0,
                         omega0=self.omega0, t_final=self.t_final)
 
+    @built_once
     def constraint(self) -> HolonomicConstraint[ProductPoint]:
         """Φ = x − Rχ; B = [R χ̂, I₃]; Hessians d/dε (R τ(εζ) χ̂) = R ζ̂ χ̂ in the rotation block."""
         chi_hat = skew(self.chi)
 
-        def phi(g: ProductPoint) -> Vector:
-            R, x = np.asarray(g[0]), np.asarray(g[1])
+        def phi(g: ProductPoint) -> jax.Array:
+            R, x = jnp.asarray(g[0]), jnp.asarray(g[1])
             return x - R @ self.chi
 
         def jacobian(g: ProductPoint) -> Matrix:
@@ -63,6 +67,7 @@ class ConstrainedHeavyTop:
 
         return HolonomicConstraint(phi, jacobian, hessians)
 
+    @built_once
     def system(self) -> MechanicalSystem[ProductPoint]:
         inertia = np.zeros((6, 6))
         inertia[:3, :3] = self.inertia_centre
@@ -70,7 +75,7 @@ class ConstrainedHeavyTop:
         mg = self.mass * self.gravity
         return MechanicalSystem(
             self.group, inertia,
-            potential=lambda g: mg * float(np.asarray(g[1])[2]),
+            potential=lambda g: mg * jnp.asarray(g[1])[2],
             potential_gradient=lambda g: np.array([0.0, 0.0, 0.0, 0.0, 0.0, mg]),
             potential_hessian=lambda g: np.zeros((6, 6)),
         )

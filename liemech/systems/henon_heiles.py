@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -9,6 +11,7 @@ from liemech.groups.euclidean import Rn
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -19,8 +22,9 @@ class HenonHeiles:
     p0: Vector = field(default_factory=lambda: np.array([0.3, 0.1]))
 
     @staticmethod
-    def potential(q: Vector) -> float:
-        x, y = float(q[0]), float(q[1])
+    def potential(q: Vector) -> jax.Array:
+        """U(q), traceable by JAX."""
+        x, y = jnp.asarray(q[0]), jnp.asarray(q[1])
         return 0.5 * (x * x + y * y) + x * x * y - y**3 / 3.0
 
     @staticmethod
@@ -34,6 +38,7 @@ class HenonHeiles:
         x, y = float(q[0]), float(q[1])
         return np.array([[1.0 + 2.0 * y, 2.0 * x], [2.0 * x, 1.0 - 2.0 * y]])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         return MechanicalSystem(Rn(2), np.eye(2), self.potential, self.gradient, self.hessian)
 
@@ -41,7 +46,7 @@ class HenonHeiles:
         return Problem(self.system(), self.q0, self.p0)
 
     def energy(self, q: Vector, p: Vector) -> float:
-        return 0.5 * float(p @ p) + self.potential(q)
+        return 0.5 * float(p @ p) + float(self.potential(q))
 
     def rhs(self, t: float, y: Vector) -> Vector:
         return np.concatenate([y[2:], -self.gradient(y[:2])])

@@ -10,7 +10,10 @@ u(t) = u₁ + (u₂ − u₁) sn²(λt + F, k), λ = √(m(u₃ − u₁)/2), k�
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.special import ellipj, ellipk, ellipkinc
 
@@ -18,6 +21,9 @@ from liemech.groups.euclidean import Rn
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
+
+_Scalar = TypeVar("_Scalar", float, jax.Array)
 
 
 def _roots(coefficients: list[float], known: float | None) -> tuple[float, float, float]:
@@ -58,10 +64,18 @@ class LagrangeTop:
         """m = m_top g ℓ / I, so that V = I m cos θ."""
         return self.mass * self.gravity * self.length / self.inertia
 
-    def mass_matrix(self, q: Vector) -> Matrix:
+    def _mass_matrix_rows(self, c: _Scalar, s: _Scalar) -> list[list[_Scalar | float]]:
+        """The rows of M given c = cos θ and s = sin θ, floats or JAX arrays."""
         I, I3 = self.inertia, self.inertia_axial
-        c, s = math.cos(q[1]), math.sin(q[1])
-        return np.array([[I * s * s + I3 * c * c, 0.0, I3 * c], [0.0, I, 0.0], [I3 * c, 0.0, I3]])
+        return [[I * s * s + I3 * c * c, 0.0, I3 * c], [0.0, I, 0.0], [I3 * c, 0.0, I3]]
+
+    def mass_matrix(self, q: Vector) -> Matrix:
+        """M(q) in numpy (the energy, the cyclic momenta and reference solutions)."""
+        return np.array(self._mass_matrix_rows(math.cos(q[1]), math.sin(q[1])))
+
+    def jax_mass_matrix(self, q: Vector) -> jax.Array:
+        """M(q) traceable by JAX: the inertia of ``system()``."""
+        return jnp.array(self._mass_matrix_rows(jnp.cos(q[1]), jnp.sin(q[1])))
 
     def mass_matrix_gradient(self, q: Vector) -> Tensor:
         """[k] = ∂M/∂q_k; only ∂/∂θ is non-zero."""
@@ -79,8 +93,9 @@ class LagrangeTop:
         out[1, 1] = [[2 * (I - I3) * math.cos(2 * q[1]), 0.0, -I3 * c], [0.0, 0.0, 0.0], [-I3 * c, 0.0, 0.0]]
         return out
 
-    def potential(self, q: Vector) -> float:
-        return self.inertia * self.m * math.cos(q[1])
+    def potential(self, q: Vector) -> jax.Array:
+        """V(q) = I m cos θ, traceable by JAX."""
+        return self.inertia * self.m * jnp.cos(q[1])
 
     def potential_gradient(self, q: Vector) -> Vector:
         return np.array([0.0, -self.inertia * self.m * math.sin(q[1]), 0.0])
@@ -90,8 +105,9 @@ class LagrangeTop:
         out[1, 1] = -self.inertia * self.m * math.cos(q[1])
         return out
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(3), self.mass_matrix, self.potential, self.potential_gradient,
+        return MechanicalSystem(Rn(3), self.jax_mass_matrix, self.potential, self.potential_gradient,
                                 self.potential_hessian, self.mass_matrix_gradient, self.mass_matrix_hessian)
 
     def problem(self) -> Problem[Vector]:
@@ -99,7 +115,7 @@ class LagrangeTop:
 
     def energy(self, q: Vector, p: Vector) -> float:
         """H = ½ pᵀM(q)⁻¹p + V(q)."""
-        return 0.5 * float(p @ np.linalg.solve(self.mass_matrix(q), p)) + self.potential(q)
+        return 0.5 * float(p @ np.linalg.solve(self.mass_matrix(q), p)) + float(self.potential(q))
 
     def cyclic_momenta(self) -> tuple[float, float]:
         """(p_φ, p_ψ) of the initial data: p = M(q₀)q̇₀."""

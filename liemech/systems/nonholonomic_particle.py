@@ -2,8 +2,10 @@
 ℓ = ½|v|² − ½(x² + y²) with φ = v_z − y v_x, so ∂φ/∂v = (−y, 0, 1) and the multiplier is
 λ = (v_x v_y − x y)/(1 + y²). The paper gives no initial data; the defaults are ours."""
 
+import functools
 from dataclasses import dataclass, field
 
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -23,16 +25,18 @@ class NonholonomicParticle:
     t_final: float = 2.0
 
     @staticmethod
+    @functools.cache
     def constraint() -> NonholonomicConstraint[Vector]:
         return NonholonomicConstraint(
-            lambda q, v: np.array([v[2] - q[1] * v[0]]),
+            lambda q, v: jnp.array([v[2] - q[1] * v[0]]),
             d_eta=lambda q, v: np.array([[-q[1], 0.0, 1.0]]),
             d_g=lambda q, v: np.array([[0.0, -v[0], 0.0]]),
         )
 
     @staticmethod
+    @functools.cache
     def system() -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(3), np.eye(3), lambda q: 0.5 * float(q[0] ** 2 + q[1] ** 2),
+        return MechanicalSystem(Rn(3), np.eye(3), lambda q: 0.5 * (q[0] ** 2 + q[1] ** 2),
                                 lambda q: np.array([q[0], q[1], 0.0]), lambda q: np.diag([1.0, 1.0, 0.0]))
 
     def initial_velocity(self) -> Vector:

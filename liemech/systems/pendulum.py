@@ -7,6 +7,8 @@ T = 2) are the angle form of the Cartesian pendulum of spec 004-vector (L = ½|v
 import math
 from dataclasses import dataclass
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import ellipk
@@ -15,6 +17,7 @@ from liemech.groups.euclidean import Rn
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,9 @@ class Pendulum:
         """ω² = g/L, the squared small-amplitude angular frequency."""
         return self.gravity / self.length
 
-    def potential(self, q: Vector) -> float:
-        """V(q) = ω²(1 − cos q), evaluated as 2ω² sin²(q/2) (no cancellation at small q)."""
-        s = math.sin(0.5 * float(q[0]))
+    def potential(self, q: Vector) -> jax.Array:
+        """V(q) = ω²(1 − cos q), evaluated as 2ω² sin²(q/2) (no cancellation at small q); traceable by JAX."""
+        s = jnp.sin(0.5 * q[0])
         return 2.0 * self.omega_squared * s * s
 
     def potential_gradient(self, q: Vector) -> Vector:
@@ -51,6 +54,7 @@ class Pendulum:
         """∇²V(q) = ω² cos q (1×1)."""
         return np.array([[self.omega_squared * math.cos(float(q[0]))]])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         """ℓ = ½ q̇² − V(q) on R¹ with analytic gradient and Hessian."""
         return MechanicalSystem(Rn(1), np.eye(1), self.potential, self.potential_gradient, self.potential_hessian)
@@ -61,7 +65,7 @@ class Pendulum:
 
     def energy(self, q: Vector, p: Vector) -> float:
         """H = ½ p² + ω²(1 − cos q)."""
-        return 0.5 * float(p[0]) ** 2 + self.potential(q)
+        return 0.5 * float(p[0]) ** 2 + float(self.potential(q))
 
     def period(self) -> float:
         """Exact period of a libration, 4 K(k²)/ω with k = sin(a/2) = √(H / 2ω²) (a the amplitude).

@@ -3,6 +3,8 @@ rod, q ∈ R³, gravity along −e₃."""
 
 from dataclasses import dataclass, field
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
@@ -11,6 +13,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Tensor, Vector
+from liemech.systems.built_once import built_once
 
 
 @dataclass(frozen=True)
@@ -28,13 +31,14 @@ class SphericalPendulum:
     def mass_matrix(self) -> Matrix:
         return self.mass * np.eye(3)
 
+    @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
         """g = ½(q·q/ℓ² − 1), G = qᵀ/ℓ², D²g = I/ℓ²."""
         scale = 1.0 / self.length**2
         hessian = scale * np.eye(3)[None, :, :]
 
-        def phi(q: Vector) -> Vector:
-            return np.array([0.5 * (scale * float(q @ q) - 1.0)])
+        def phi(q: Vector) -> jax.Array:
+            return jnp.array([0.5 * (scale * jnp.dot(q, q) - 1.0)])
 
         def jacobian(q: Vector) -> Matrix:
             return scale * q[None, :]
@@ -44,10 +48,11 @@ class SphericalPendulum:
 
         return HolonomicConstraint(phi, jacobian, hessians)
 
-    def potential(self, q: Vector) -> float:
-        """V = m g q₃."""
-        return self.mass * self.gravity * float(q[2])
+    def potential(self, q: Vector) -> jax.Array:
+        """V = m g q₃, traceable by JAX."""
+        return self.mass * self.gravity * jnp.asarray(q[2])
 
+    @built_once
     def system(self) -> MechanicalSystem[Vector]:
         weight = np.array([0.0, 0.0, self.mass * self.gravity])
         zero = np.zeros((3, 3))
@@ -58,7 +63,7 @@ class SphericalPendulum:
 
     def energy(self, q: Vector, p: Vector) -> float:
         """H = ½ p·p/m + m g q₃."""
-        return 0.5 * float(p @ p) / self.mass + self.potential(q)
+        return 0.5 * float(p @ p) / self.mass + float(self.potential(q))
 
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:

@@ -4,8 +4,10 @@ spec 004-Lie §8.1): ℓ = ½[m(v₁² + v₂²) + I_z ω²] − ½(x² + y²) w
 spec §9.3: m = I_z = 1, (x, y, θ)₀ = (1, 0.5, 0.3), (v₁, v₂, ω)₀ = (0.8, 0, 1.2), T = 1."""
 
 import math
+import functools
 from dataclasses import dataclass, field
 
+import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
 
@@ -14,6 +16,7 @@ from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.types import Matrix, Vector
+from liemech.systems.built_once import built_once
 
 _J = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -32,9 +35,10 @@ class VerticalDisc:
         return np.array([[c, -s, x], [s, c, y], [0.0, 0.0, 1.0]])
 
     @staticmethod
+    @functools.cache
     def constraint() -> NonholonomicConstraint[Matrix]:
         """φ = v₂, ∂φ/∂ξ = (0, 1, 0), ∂φ/∂g = 0."""
-        return NonholonomicConstraint(lambda g, xi: np.array([xi[1]]), d_eta=lambda g, xi: np.array([[0.0, 1.0, 0.0]]),
+        return NonholonomicConstraint(lambda g, xi: jnp.array([xi[1]]), d_eta=lambda g, xi: np.array([[0.0, 1.0, 0.0]]),
                                       d_g=lambda g, xi: np.zeros((1, 3)))
 
     @staticmethod
@@ -50,9 +54,10 @@ class VerticalDisc:
         out[:2, 2] = -_J @ (g[:2, :2].T @ g[:2, 2])
         return out
 
+    @built_once
     def system(self) -> MechanicalSystem[Matrix]:
         return MechanicalSystem(SE2(), np.diag([self.mass, self.mass, self.inertia]),
-                                lambda g: 0.5 * float(g[0, 2] ** 2 + g[1, 2] ** 2),
+                                lambda g: 0.5 * (g[0, 2] ** 2 + g[1, 2] ** 2),
                                 self.potential_gradient, self.potential_hessian)
 
     def problem(self) -> Problem[Matrix]:

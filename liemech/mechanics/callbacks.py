@@ -1,0 +1,82 @@
+"""Checks of user callbacks at the initial point: traceable by JAX, right shape, finite values,
+and given derivatives equal to autodiff. Every message names the callback."""
+
+from collections.abc import Callable
+from typing import Final, TypeVar
+
+import jax
+import numpy as np
+
+from liemech.types import Matrix, Vector
+
+P = TypeVar("P")
+
+DERIVATIVE_TOL: Final = 1e-8
+"""A given derivative may differ from autodiff by at most this, relative to max(1, its size)."""
+
+_TRACING_ERRORS: Final = (
+    jax.errors.TracerArrayConversionError,
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+)
+
+
+def untraceable(name: str, exc: Exception) -> TypeError:
+    """The error for a callback JAX cannot trace, saying what to change."""
+    return TypeError(
+        f"{name} cannot be traced by JAX ({type(exc).__name__}): liemech differentiates and compiles it, "
+        "so write it with jax.numpy (import jax.numpy as jnp): np.cross → jnp.cross, np.array([...]) → "
+        "jnp.array([...]) or jnp.stack, math.sin → jnp.sin, float(x) → x, `if x > 0` → jnp.where(x > 0, ...)"
+    )
+
+
+def checked_call(
+    name: str, fn: Callable[..., object], g: object, shape: tuple[int, ...] | None, *args: object
+) -> Vector:
+    """fn(g, *args) as a float64 array of the given shape (None: any nonempty 1-D shape) with finite
+    entries, or an error naming ``name``."""
+    try:
+        value = np.asarray(fn(g, *args), dtype=np.float64)
+    except _TRACING_ERRORS as exc:
+        raise untraceable(name, exc) from exc
+    expected = f"shape {shape}" if shape is not None else "a nonempty 1-D array"
+    if value.shape != shape if shape is not None else (value.ndim != 1 or value.size == 0):
+        raise ValueError(f"{name} must return {expected} at the initial point, got shape {value.shape}")
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"{name} returned non-finite values at the initial point: {value}")
+    return value
+
+
+def check_derivative(
+    name: str, given: Callable[..., object], autodiff: Callable[..., object], g: object, shape: tuple[int, ...],
+    *args: object,
+) -> None:
+    """Raise ValueError unless the user's derivative ``given`` equals ``autodiff`` at (g, *args)."""
+    reference = checked_call(f"the autodiff reference for {name}", autodiff, g, shape, *args)
+    value = np.asarray(given(g, *args), dtype=np.float64)
+    if value.shape != shape:
+        raise ValueError(f"{name} must return an array of shape {shape}, got {value.shape}")
+    defect = float(np.max(np.abs(value - reference))) if value.size else 0.0
+    if not defect <= DERIVATIVE_TOL * max(1.0, float(np.max(np.abs(reference), initial=0.0))):
+        raise ValueError(
+            f"{name} disagrees with automatic differentiation at the initial point: max defect {defect:.3e} "
+            f"(given {np.array2string(value.ravel()[:6], precision=6)}…, autodiff "
+            f"{np.array2string(reference.ravel()[:6], precision=6)}…); fix it or leave it out"
+        )
+
+
+def require_symmetric_positive_definite(M: object, dim: int, name: str) -> Matrix:
+    """M as a finite symmetric positive definite (dim, dim) float64 matrix, or ValueError."""
+    arr = np.asarray(M, dtype=np.float64)
+    if arr.shape != (dim, dim):
+        raise ValueError(f"{name} must have shape ({dim}, {dim}), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite")
+    asymmetry = float(np.max(np.abs(arr - arr.T)))
+    if asymmetry > 1e-12 * max(1.0, float(np.max(np.abs(arr)))):
+        raise ValueError(f"{name} must be symmetric: max |𝕀 − 𝕀ᵀ| = {asymmetry:.3e}")
+    smallest = float(np.linalg.eigvalsh(arr)[0])
+    if smallest <= 0.0:
+        raise ValueError(f"{name} must be positive definite: smallest eigenvalue {smallest:.3e}")
+    return arr

@@ -1,0 +1,36 @@
+"""Left-trivialised derivatives by automatic differentiation along g τ(z).
+
+For a function F on G, the trivialised derivative is ζ ↦ d/dε F(g τ(εζ))|₀. It depends on the
+curve only through its tangent g ζ̂ at ε = 0, so F is differentiated along the straight line
+g (e + εζ̂) (g + εζ on Rⁿ), which has that tangent: exact, and a much smaller expression to
+compile and differentiate again than a retraction.
+"""
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from liemech.groups.base import LieGroup
+
+P = TypeVar("P")
+
+
+def moved(group: LieGroup[P], g: P, z: jax.Array) -> P:
+    """g (e + ẑ): to first order in z the point g τ(z) of any retraction."""
+    step = jax.tree.map(lambda e, x: e + x, group.identity(), group.hat(z))
+    return group.compose(g, step)
+
+
+def trivialised_gradient(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P) -> jax.Array:
+    """∇F(g) ∈ Rᵈ with ⟨∇F(g), ζ⟩ = d/dε F(g τ(εζ))|₀ for a scalar F."""
+    return jnp.asarray(jax.grad(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float).reshape(()))(
+        jnp.zeros(group.dim)))
+
+
+def trivialised_jacobian(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P) -> jax.Array:
+    """The array J with J[..., k] = d/dε F(g τ(ε e_k))|₀ (shape of F followed by d)."""
+    return jnp.asarray(jax.jacfwd(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float))(
+        jnp.zeros(group.dim)))
