@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import TypeVar
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -34,6 +35,7 @@ from liemech.systems import (  # noqa: E402
     VerticalDisc,
 )
 
+P = TypeVar("P")
 TOP = HeavyTop()
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -45,7 +47,7 @@ def top_from_potential_alone() -> lm.Problem[lm.Matrix]:
     return lm.Problem(system, exp_matrix(TOP.rotation0), TOP.omega0)
 
 
-def timed(problem: lm.Problem[lm.P], method: lm.Method, h: float, n_steps: int) -> tuple[float, float]:
+def timed(problem: lm.Problem[P], method: lm.Method, h: float, n_steps: int) -> tuple[float, float]:
     """(first call in s, µs per step of a second call of the same length)."""
     started = time.perf_counter()
     lm.integrate(problem, method, h=h, n_steps=n_steps)
