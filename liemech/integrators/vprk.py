@@ -104,7 +104,6 @@ class VPRKEquations(Generic[P]):
     x = (H¹..Hˢ, free multipliers): ``residual(x, state, h)`` and the ``step`` that solves them."""
 
     def __init__(self, method: VPRK, problem: Problem[P]) -> None:
-        self._problem = problem
         self._newton = method.newton
         self._system = problem.system
         self._group = problem.group
