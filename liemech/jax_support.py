@@ -5,8 +5,8 @@ unless the user has chosen a directory, caches compiled steps on disk so that a 
 reuses them (``LIEMECH_CACHE_DIR``, default ``~/.cache/liemech/jax``; ``LIEMECH_CACHE_DIR=""``
 turns the cache off).
 
-``jax.jit`` and ``jax.jacfwd`` are typed as returning ``Any``; the wrappers here give liemech's
-code the signatures it means.
+``array_method`` compiles a method once per shape, with ``self`` static, and keeps the numpy
+signature its eager callers see.
 """
 
 import functools

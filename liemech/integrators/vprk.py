@@ -30,7 +30,7 @@ from liemech.groups.base import RETRACTION_KINDS, Retraction, RetractionKind
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.integrators.method import NodeState, Traits
 from liemech.mechanics.problem import Problem
-from liemech.mechanics.trivialised import trivialised_jacobian
+from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions
 from liemech.tableaux import TableauPair, check_constrained_hypotheses
@@ -149,7 +149,7 @@ class VPRKEquations(Generic[P]):
                 f_j = f_j + trivialised_jacobian(group, self._holonomic.phi, G_j).T @ Lam_j
                 phi_j = self._holonomic.phi(G_j)
             elif self._nonholonomic is not None:
-                f_j = f_j + jax.jacfwd(self._nonholonomic.phi, argnums=1)(G_j, eta_j).T @ Lam_j
+                f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j
             Pi_j = A_j.T @ jnp.asarray(L.momentum(G_j, eta_j))
             ND_j = A_j.T @ f_j + jnp.asarray(tau.ddtau(Xi_j, H_j)).T @ Pi_j
             pulled_j = jnp.asarray(group.Ad(group.inverse(T_j))).T @ f_j

@@ -61,8 +61,8 @@ class HolonomicConstraint(Generic[P]):
             return np.asarray(self._hessians(g), dtype=np.float64)
         return np.asarray(_autodiff_hessians(self, group, g))
 
-    def check_at(self, group: LieGroup[P], g: P) -> int:
-        """Check Φ and the given derivatives at g (errors name the callback); return m."""
+    def check_at(self, group: LieGroup[P], g: P) -> None:
+        """Check Φ and the given derivatives at g (errors name the callback)."""
         m, d = checked_call("holonomic phi", self.value, g, None).size, group.dim
         if self._jacobian is not None:
             check_derivative("holonomic jacobian", self._jacobian, lambda x: np.asarray(_autodiff_jacobian(self, group, x)),
@@ -70,7 +70,6 @@ class HolonomicConstraint(Generic[P]):
         if self._hessians is not None:
             check_derivative("holonomic hessians", self._hessians, lambda x: np.asarray(_autodiff_hessians(self, group, x)),
                              g, (m, d, d))
-        return m
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))

@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import checked_call
-from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
+from liemech.mechanics.trivialised import derivative_in_eta, trivialised_gradient, trivialised_jacobian
 from liemech.types import Matrix, Vector, VectorLike
 
 P = TypeVar("P")
@@ -50,7 +50,11 @@ class Lagrangian(ABC, Generic[P]):
 
     def value(self, g: P, eta: Vector) -> float:
         """ℓ(g, η) as a float."""
-        return float(self.lagrangian(g, eta))
+        return float(self._compiled_lagrangian(g, eta))
+
+    @array_method
+    def _compiled_lagrangian(self, g: P, eta: ArrayLike) -> jax.Array:
+        return self.lagrangian(g, eta)
 
     @array_method
     def momentum(self, g: P, eta: ArrayLike) -> jax.Array:
@@ -65,7 +69,7 @@ class Lagrangian(ABC, Generic[P]):
     @array_method
     def momentum_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
         """∂μ/∂η = ∂²ℓ/∂η² (the mass matrix)."""
-        return jnp.asarray(jax.jacfwd(self.momentum, argnums=1)(g, jnp.asarray(eta, dtype=float)))
+        return derivative_in_eta(self.momentum, g, eta)
 
     @array_method
     def momentum_d_g(self, g: P, eta: ArrayLike) -> jax.Array:
@@ -75,7 +79,7 @@ class Lagrangian(ABC, Generic[P]):
     @array_method
     def force_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
         """δ ↦ d/dε f(g, η + εδ)|₀."""
-        return jnp.asarray(jax.jacfwd(self.force, argnums=1)(g, jnp.asarray(eta, dtype=float)))
+        return derivative_in_eta(self.force, g, eta)
 
     @array_method
     def force_d_g(self, g: P, eta: ArrayLike) -> jax.Array:

@@ -12,7 +12,7 @@ from jax.typing import ArrayLike
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call
-from liemech.mechanics.trivialised import trivialised_jacobian
+from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
@@ -51,7 +51,7 @@ class NonholonomicConstraint(Generic[P]):
 
     @array_method
     def _autodiff_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
-        return jnp.asarray(jax.jacfwd(self.phi, argnums=1)(g, jnp.asarray(eta, dtype=float)))
+        return derivative_in_eta(self.phi, g, eta)
 
     def derivative_eta(self, g: P, eta: Vector) -> Matrix:
         """∂φ/∂η (g, η), shape (m, dim)."""

@@ -30,6 +30,11 @@ def trivialised_gradient(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P)
         jnp.zeros(group.dim)))
 
 
+def derivative_in_eta(fn: Callable[[P, jax.Array], ArrayLike], g: P, eta: ArrayLike) -> jax.Array:
+    """∂F/∂η (g, η) for F(g, η), by forward mode (shape of F followed by dim)."""
+    return jnp.asarray(jax.jacfwd(fn, argnums=1)(g, jnp.asarray(eta, dtype=float)))
+
+
 def trivialised_jacobian(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P) -> jax.Array:
     """The array J with J[..., k] = d/dε F(g τ(ε e_k))|₀ (shape of F followed by d)."""
     return jnp.asarray(jax.jacfwd(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float))(
