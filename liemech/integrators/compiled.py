@@ -40,10 +40,11 @@ class Node(NamedTuple):
     g: object  # a point: an array, or a tuple of arrays on a product
     mu: jax.Array
     eta: jax.Array
-    lam: jax.Array  # (m,), empty without multipliers
+    lam: jax.Array  # (m,); empty without multipliers or for a method that does not report them
     iterations: jax.Array
     residual: jax.Array
     status: jax.Array
+    extras: dict[str, jax.Array]  # the method's per-step quantities (Solution.extras)
 
 
 Step = Callable[[object, jax.Array], tuple[object, Node]]
@@ -100,8 +101,9 @@ class _SingleStepper(Stepper[P]):
         node = jax.tree.map(np.asarray, node)
         if int(node.status) != Status.CONVERGED:
             raise _convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status))
-        lam = node.lam if state.lam is not None else None
-        return NodeState(node.g, node.mu, node.eta, lam), StepReport(int(node.iterations), float(node.residual))
+        lam = node.lam if state.lam is not None and node.lam.size else None
+        return NodeState(node.g, node.mu, node.eta, lam), StepReport(int(node.iterations), float(node.residual),
+                                                                      dict(node.extras))
 
 
 class _Chunk(NamedTuple):
@@ -116,28 +118,26 @@ def _chunk_runner(step: Step) -> Callable[..., _Chunk]:
         def body(state: tuple[object, jax.Array], k: jax.Array) -> tuple[tuple[object, jax.Array], Node]:
             carry, failure = state
             active = (first + k < n_steps) & (failure[2] == Status.CONVERGED)
-            new_carry, node = jax.lax.cond(active, lambda c: step(c, h), lambda c: (c, _idle_node(c)), carry)
+            new_carry, node = jax.lax.cond(active, lambda c: step(c, h), lambda c: (c, idle), carry)
             failed = active & (node.status != Status.CONVERGED)
             kept = jax.tree.map(lambda old, new: jnp.where(failed, old, new), carry, new_carry)
             failure = jnp.where(failed, jnp.stack([first + k, node.residual, 1.0 * node.status]), failure)
             return (kept, failure), node
 
+        # The node of a skipped step (past the end of the run, or after a failure): never stored.
+        idle = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), jax.eval_shape(step, carry, h)[1])
         (carry, failure), nodes = jax.lax.scan(body, (carry, failure), jnp.arange(CHUNK))
         return _Chunk(carry, nodes, failure)
 
     return jax.jit(run_chunk)
 
 
-def _idle_node(carry: Any) -> Node:
-    """The node of a skipped step (past the end of the run, or after a failure; never stored)."""
-    return node(carry.g, carry.mu, jnp.zeros_like(carry.mu), carry.lam, 0, 0.0, Status.CONVERGED)
-
-
 def node(g: object, mu: jax.Array, eta: jax.Array, lam: jax.Array, iterations: ArrayLike, residual: ArrayLike,
-         status: ArrayLike) -> Node:
+         status: ArrayLike, extras: dict[str, jax.Array] | None = None) -> Node:
     """A Node with the statistics in the dtypes every step uses (lax.cond needs them equal)."""
     return Node(g, mu, eta, lam, jnp.asarray(iterations, dtype=jnp.int32),
-                jnp.asarray(residual, dtype=jnp.float64), jnp.asarray(status, dtype=jnp.int32))
+                jnp.asarray(residual, dtype=jnp.float64), jnp.asarray(status, dtype=jnp.int32),
+                {} if extras is None else extras)
 
 
 REASONS: Final = {

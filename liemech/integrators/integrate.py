@@ -123,6 +123,7 @@ def _integrate_compiled(problem: Problem[P], method: CompiledMethod, h: float, n
         gs = list(with_start(problem.g0, nodes.g))  # type: ignore[arg-type]
     stats = SolverStats(np.concatenate([[0.0], nodes.iterations[kept].astype(np.float64)]),
                         np.concatenate([[0.0], nodes.residual[kept]]), time.perf_counter() - started)
-    lam = None if lam0 is None else with_start(lam0, nodes.lam)
+    lam = None if lam0 is None or nodes.lam.shape[-1] == 0 else with_start(lam0, nodes.lam)
     return Solution(np.concatenate([[0.0], (kept + 1) * h]), gs, with_start(problem.eta0, nodes.eta),
-                    with_start(problem.mu0, nodes.mu), lam, stats, {})
+                    with_start(problem.mu0, nodes.mu), lam, stats,
+                    {name: np.asarray(rows[kept], dtype=np.float64) for name, rows in nodes.extras.items()})

@@ -122,9 +122,9 @@ class VPRKEquations(Generic[P]):
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         s = self._s
-        lam = np.zeros(0) if state.lam is None else state.lam
-        guess = np.concatenate([np.tile(state.eta, s), np.tile(lam, s - self._first_free)])
-        return _Carry(state.g, jnp.asarray(state.mu), jnp.asarray(lam), jnp.asarray(guess))
+        lam = jnp.zeros(0) if state.lam is None else jnp.asarray(state.lam)
+        guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)])
+        return _Carry(state.g, jnp.asarray(state.mu), lam, guess)
 
     def _stages(self, x: jax.Array, g: P, mu: jax.Array, lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
         s, n, m = self._s, self._n, self._m

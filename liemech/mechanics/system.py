@@ -104,12 +104,13 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         return jnp.asarray(self._inertia_fn(g), dtype=float)
 
     @array_method
-    def _potential_value(self, g: P) -> jax.Array:
+    def potential_value(self, g: P) -> jax.Array:
+        """V(g) as a 0-d array (traceable: the compiled schemes differentiate it)."""
         return jnp.asarray(self._potential(g), dtype=float)
 
     def potential(self, g: P) -> float:
         """V(g)."""
-        return float(self._potential_value(g))
+        return float(self.potential_value(g))
 
     # ---- derivatives: given, else autodiff ----------------------------------------------------
 
@@ -156,7 +157,7 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         every given derivative equal to autodiff (ValueError naming the callback otherwise);
         a callback JAX cannot trace raises TypeError saying what to change."""
         d = self._group.dim
-        checked_call("potential", self._potential_value, g, ())
+        checked_call("potential", self.potential_value, g, ())
         super().check_at(g, eta)
         if self._constant_inertia is None:
             M = checked_call("inertia", self.inertia, g, (d, d))

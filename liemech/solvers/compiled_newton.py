@@ -47,7 +47,29 @@ class _Loop(NamedTuple):
 def solve(
     residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array
 ) -> NewtonOutcome:
-    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact)."""
+    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact).
+
+    The root is differentiable in forward and reverse mode with respect to everything ``residual``
+    closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
+    iterates are never differentiated."""
+
+    def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, jax.Array]:
+        end = _iterate(f, start, options, scale)
+        # custom_root's auxiliary outputs must be floating point.
+        return end.x, jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status])
+
+    def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
+        out: jax.Array = jnp.linalg.solve(jax.jacfwd(linear)(y), y)
+        return out
+
+    x, (iterations, norm, status) = jax.lax.custom_root(residual, x0, newton, tangent_solve, has_aux=True)
+    return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
+
+
+def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions,
+             scale: jax.Array) -> _Loop:
+    """Newton's loop from x0 to the stopping rule of ``options``."""
+    x0 = jax.lax.stop_gradient(x0)
     jacobian = jax.jacfwd(residual)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
@@ -82,5 +104,5 @@ def solve(
 
     start = _Loop(x0, jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf), jnp.asarray(0),
                   jnp.asarray(Status.RUNNING))
-    end = jax.lax.while_loop(lambda state: state.status == Status.RUNNING, body, start)
-    return NewtonOutcome(end.x, end.counted, end.norm, end.status)
+    end: _Loop = jax.lax.while_loop(lambda state: state.status == Status.RUNNING, body, start)
+    return end
