@@ -4,37 +4,47 @@ integrals."""
 
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.discrete_gradient import gonzalez_derivative
+from liemech.discrete_gradient import discrete_derivative
 from liemech.finite_differences import jacobian
+from liemech.integrators import NodeState
+from liemech.integrators.discrete_gradient_penalty import PenaltyEquations, PenaltyVariant
+from liemech.solvers.compiled_newton import Status
 from liemech.systems.double_spherical_pendulum import DoubleSphericalPendulum
 from liemech.testing import estimate_order
 
 
-def f(x: lm.Vector) -> float:
-    return math.sin(x[0]) * math.exp(x[1]) + float(x[0]) ** 4
+def f_jnp(x: jax.Array) -> jax.Array:
+    return jnp.sin(x[0]) * jnp.exp(x[1]) + x[0] ** 4
 
 
-def grad_f(x: lm.Vector) -> lm.Vector:
-    return np.array([math.cos(x[0]) * math.exp(x[1]) + 4 * x[0] ** 3, math.sin(x[0]) * math.exp(x[1])])
+def test_traceable_discrete_derivative_is_directional_and_consistent() -> None:
+    """``discrete_derivative``, which the compiled schemes use, for a scalar f and row by row for a
+    vector-valued one: (i) D̄f(x, y)·(y − x) = f(y) − f(x); (ii) D̄f(x, y) − Df((x + y)/2) =
+    O(|y − x|²); and D̄f(x, x) = Df(x) (the 0/0 guard)."""
 
+    def F(x: jax.Array) -> jax.Array:
+        return jnp.stack([f_jnp(x), x[0] * x[1] ** 3])
 
-def test_gonzalez_derivative_is_directional_and_consistent() -> None:
-    """(i) D̄f(x, y)·(y − x) = f(y) − f(x); (ii) D̄f(x, y) − Df((x+y)/2) = O(|y − x|²)."""
+    D_bar = jax.jit(discrete_derivative, static_argnums=0)
     rng = np.random.default_rng(10)
-    x = rng.normal(size=2)
+    x = jnp.asarray(rng.normal(size=2))
     gaps = []
     for size in (1e-1, 5e-2, 2.5e-2):
-        y = x + size * np.array([0.6, -0.8])
+        y = x + size * jnp.array([0.6, -0.8])
         w = 0.5 * (x + y)
-        D = gonzalez_derivative(f(x), f(y), grad_f(w), y - x)
-        assert abs(float(D @ (y - x)) - (f(y) - f(x))) <= 1e-15
-        gaps.append(float(np.max(np.abs(D - grad_f(w)))))
+        D, DF = D_bar(f_jnp, x, y), D_bar(F, x, y)
+        assert abs(float(D @ (y - x)) - float(f_jnp(y) - f_jnp(x))) <= 1e-15
+        assert np.max(np.abs(np.asarray(DF @ (y - x) - (F(y) - F(x))))) <= 1e-15
+        gaps.append(float(jnp.max(jnp.abs(DF - jax.jacfwd(F)(w)))))
     assert abs(estimate_order([1e-1, 5e-2, 2.5e-2], gaps).slope - 2.0) <= 0.1
-    assert np.array_equal(gonzalez_derivative(f(x), f(x), grad_f(x), np.zeros(2)), grad_f(x))  # the 0/0 guard
+    assert np.array_equal(D_bar(f_jnp, x, x), jax.jit(jax.jacfwd(f_jnp))(x))
+    assert np.array_equal(D_bar(F, x, x), jax.jit(jax.jacfwd(F))(x))
 
 
 PENDULUM = DoubleSphericalPendulum()
@@ -94,17 +104,20 @@ def test_penalty_conserves_its_energy_and_tends_to_the_multiplier_solution() -> 
     assert lam_gaps[0] > lam_gaps[1] > lam_gaps[2] and lam_gaps[2] <= 0.1 * float(np.max(np.abs(reference.lam[-1])))
 
 
-def test_penalty_jacobian_is_exact() -> None:
-    from liemech.integrators.discrete_gradient_penalty import PenaltyStepper
-
+@pytest.mark.parametrize("method", [lm.DiscreteGradientMultiplier(), lm.DiscreteGradientPenalty(100.0)], ids=repr)
+def test_newton_jacobian_is_exact(method: lm.DiscreteGradientMultiplier | lm.DiscreteGradientPenalty) -> None:
+    """Newton's matrix, jax.jacfwd of the public step equations, against central differences of
+    the same equations away from the solution (the quotients S ≠ 0)."""
     problem = PENDULUM.problem()
-    assert problem.holonomic is not None
-    stepper = PenaltyStepper(problem.system, problem.holonomic, 2, 100.0, 0.01, lm.NewtonOptions())  # type: ignore[arg-type]
+    equations = method.equations(problem)
+    start = NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0)
     rng = np.random.default_rng(11)
-    x = np.concatenate([problem.g0 + 0.01 * rng.normal(size=6), problem.mu0 + 0.1 * rng.normal(size=6)])
-    _, J = stepper._residual(problem.g0, problem.mu0, x, True)
-    J_fd = jacobian(lambda y: stepper._residual(problem.g0, problem.mu0, y, False)[0], x, step=1e-5)
-    assert J is not None and np.max(np.abs(J - J_fd)) <= 1e-6 * float(np.max(np.abs(J)))
+    x = np.concatenate([problem.g0 + 0.01 * rng.normal(size=6), problem.mu0 + 0.1 * rng.normal(size=6),
+                        rng.normal(size=2) if isinstance(method, lm.DiscreteGradientMultiplier) else []])
+    residual = jax.jit(lambda y: equations.residual(y, start, 0.01))
+    J = np.asarray(jax.jit(jax.jacfwd(residual))(x))
+    J_fd = jacobian(lambda y: np.asarray(residual(y)), x, step=1e-5)
+    assert np.max(np.abs(J - J_fd)) <= 1e-6 * float(np.max(np.abs(J)))
     with pytest.raises(ValueError, match="mu must be a positive finite penalty parameter"):
         lm.DiscreteGradientPenalty(-1.0)
 
@@ -132,25 +145,34 @@ def test_augmented_lagrange_converges_to_the_multiplier_step() -> None:
     assert iterations["modified"] < 0.5 * iterations["paper"]
 
 
-@pytest.mark.parametrize("variant", ["midpoint", "endpoint"])
-def test_augmented_subproblem_conserves_the_augmented_hamiltonian(variant: str) -> None:
-    """For a fixed λ, one step conserves H + ⟨λ, g⟩ + μ|g|² (both discrete derivatives are exact)."""
-    from liemech.integrators.discrete_gradient_penalty import PenaltyStepper
+def test_augmented_lagrange_reports_an_exhausted_uzawa_iteration() -> None:
+    """|g| still above tol after max_iterations: the step fails as data and integrate raises, with
+    |g|∞ as the residual."""
+    method = lm.DiscreteGradientAugmentedLagrange(1e7, 1e-10, "paper", max_iterations=3)
+    with pytest.raises(lm.ConvergenceError, match="after 3 Uzawa iterations") as failure:
+        lm.integrate(PENDULUM.problem(), method, h=1e-3, n_steps=5)
+    assert failure.value.step == 0 and 1e-10 < failure.value.residual < 1e-4
 
+
+@pytest.mark.parametrize("variant", ["midpoint", "endpoint"])
+def test_augmented_subproblem_conserves_the_augmented_hamiltonian(variant: PenaltyVariant) -> None:
+    """For a fixed λ, one step conserves H + ⟨λ, g⟩ + μ|g|² (both discrete derivatives are exact)."""
     problem = PENDULUM.problem()
     assert problem.holonomic is not None
-    constraint, mu = problem.holonomic, 1e4
-    stepper = PenaltyStepper(problem.system, constraint, 2, mu, 1e-2, lm.NewtonOptions(jacobian="every"),  # type: ignore[arg-type]
-                             variant)
-    stepper.lam = np.array([3.0, -2.0])
+    constraint, mu, h = problem.holonomic, 1e4, 1e-2
+    equations = PenaltyEquations(problem, mu, lm.NewtonOptions(jacobian="every"), variant, "subproblem")
+    lam = np.array([3.0, -2.0])
 
     def augmented(q: lm.Vector, p: lm.Vector) -> float:
         g = constraint.value(q)
-        return PENDULUM.energy(q, p) + float(stepper.lam @ g) + mu * float(g @ g)
+        return PENDULUM.energy(q, p) + float(lam @ g) + mu * float(g @ g)
 
-    q0, p0 = problem.g0, problem.mu0
-    x, _ = stepper.solve_step(q0, p0, stepper.predictor(q0, p0), 0)
-    assert abs(augmented(x[:6], x[6:]) - augmented(q0, p0)) <= 1e-12 * abs(augmented(q0, p0))
+    sub = equations.subproblem(NodeState(problem.g0, problem.mu0, problem.eta0), lam)
+    step = jnp.asarray(h)
+    outcome = jax.jit(lambda: equations.solve(sub, equations.hamiltonian.predictor(sub.q0, sub.p0, step), step))()
+    assert int(outcome.status) == Status.CONVERGED
+    x = np.asarray(outcome.x)
+    assert abs(augmented(x[:6], x[6:]) - augmented(problem.g0, problem.mu0)) <= 1e-12 * abs(augmented(problem.g0, problem.mu0))
 
 
 @pytest.mark.slow
@@ -199,12 +221,13 @@ def test_condition_numbers() -> None:
 
 
 def test_invariant_discrete_derivative_is_exact_and_equivariant() -> None:
-    """f(q) = F(|q|²) with F(s) = sin s: D̄f(x, y)·(y − x) = f(y) − f(x), and D̄f(Rx, Ry) = R D̄f(x, y)
-    for a rotation R (the Gonzalez form (19) is not equivariant in general)."""
-    from liemech.discrete_gradient import invariant_discrete_derivative
+    """f(q) = F(|q|²) with F(s) = sin s, as a QuadraticInvariantPotential: D̄f(x, y)·(y − x) =
+    f(y) − f(x), and D̄f(Rx, Ry) = R D̄f(x, y) for a rotation R (the Gonzalez form (19) is not
+    equivariant in general)."""
+    V = lm.QuadraticInvariantPotential([np.eye(3)], [math.sin], [math.cos])
 
     def D(x: lm.Vector, y: lm.Vector) -> lm.Vector:
-        return invariant_discrete_derivative(math.sin, math.cos, float(x @ x), float(y @ y), x + y)  # ∇|q|² = 2q
+        return np.asarray(V.discrete_gradient(x, y))
 
     rng = np.random.default_rng(12)
     x, y = rng.normal(size=3), rng.normal(size=3)

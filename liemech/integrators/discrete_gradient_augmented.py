@@ -1,29 +1,38 @@
-"""The energy-conserving augmented-Lagrange scheme of paper 001 (eqs. (29)–(31), spec §I.7): per
-step, solve the penalty subproblem with P = ⟨λᵏ, g⟩ + μ|g|² for (q₁ᵏ, p₁ᵏ), then update
-λᵏ⁺¹ = λᵏ + 2μ g(q₁ᵏ) (Uzawa) until |g(q₁ᵏ)|∞ ≤ tol. Each subproblem conserves its augmented
-Hamiltonian; the iterates tend to the Lagrange-multiplier step (Prop. 3.5).
+"""The energy-conserving augmented-Lagrange scheme of paper 001 (eqs. (29)–(31)): per step, solve
+the penalty subproblem with P = ⟨λᵏ, g⟩ + μ|g|² for (q₁ᵏ, p₁ᵏ), then update λᵏ⁺¹ = λᵏ + 2μ g(q₁ᵏ)
+(Uzawa) until |g(q₁ᵏ)|∞ ≤ tol. Each subproblem conserves its augmented Hamiltonian; the iterates
+tend to the Lagrange-multiplier step (Prop. 3.5).
 
 ``variant="paper"``: the force of eq. (40), Σ_i (λ_i + μ(g_i(q₀) + g_i(q₁))) D̄g_i, the form the
 paper's example uses; ``variant="modified"``: the modified derivative D̂ of eq. (31), which
-converges faster (its limit has g(q₁) = 0). ``warm_start`` starts λ⁰ from the previous step's λ
-instead of the paper's λ⁰ = 0. ``sol.lam`` holds the step's effective multiplier (liemech's sign)
-and ``sol.extras["al_iterations"]`` the Uzawa iterations of each step.
+converges faster (its limit has g(q₁) = 0). ``warm_start`` starts λ⁰ from the node's multiplier
+(the previous step's; λ(0) of the continuous equations at the first step) instead of the paper's
+λ⁰ = 0. ``sol.lam`` holds the step's effective multiplier (liemech's sign) and
+``sol.extras["al_iterations"]`` the Uzawa iterations of each step.
+
+The Uzawa iteration is a ``lax.while_loop`` around the compiled Newton solve of the subproblem. A
+subproblem that fails ends the step with Newton's status; |g| still above tol after
+``max_iterations`` ends it with ``Status.OUTER_NO_CONVERGENCE`` and |g|∞ as the residual.
 """
 
-from typing import Literal
+from collections.abc import Hashable
+from typing import Any, Literal, NamedTuple, TypeVar, cast
 
-import numpy as np
+import jax
+import jax.numpy as jnp
 
-from liemech.integrators.discrete_gradient_penalty import PenaltyStepper
-from liemech.integrators.flat import EnergyConservingConstrainedMethod, checked_penalty
-from liemech.integrators.method import NodeState, Stepper, StepReport
-from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.system import MechanicalSystem
-from liemech.solvers.newton import ConvergenceError, NewtonOptions
-from liemech.types import Vector
+from liemech.integrators.compiled import CompiledStep, Node, node
+from liemech.integrators.discrete_gradient_base import EnergyConservingMethod, checked_penalty
+from liemech.integrators.discrete_gradient_penalty import PenaltyCarry, PenaltyEquations, Subproblem
+from liemech.integrators.method import NodeState
+from liemech.mechanics.problem import Problem
+from liemech.solvers.compiled_newton import Status
+from liemech.solvers.newton import NewtonOptions
+
+P = TypeVar("P")
 
 
-class DiscreteGradientAugmentedLagrange(EnergyConservingConstrainedMethod):
+class DiscreteGradientAugmentedLagrange(EnergyConservingMethod):
     """Energy-conserving augmented-Lagrange method (order 2), on Rⁿ with constant mass."""
 
     exact_constraint = False
@@ -45,42 +54,79 @@ class DiscreteGradientAugmentedLagrange(EnergyConservingConstrainedMethod):
         if max_iterations < 1:
             raise ValueError(f"max_iterations must be at least 1, got {max_iterations!r}")
         self.mu, self.tol, self.variant = checked_penalty(mu), float(tol), variant
-        self.warm_start, self.max_iterations = warm_start, max_iterations
+        self.warm_start, self.max_iterations = bool(warm_start), int(max_iterations)
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton
         self.name = f"DiscreteGradientAugmentedLagrange(mu={mu:g}, tol={tol:g}, variant={variant!r})"
 
-    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
-                            n_constraints: int, h: float) -> Stepper[Vector]:
-        inner = PenaltyStepper(system, constraint, n_constraints, self.mu, h, self.newton,
-                               "midpoint" if self.variant == "paper" else "endpoint")
-        return AugmentedLagrangeStepper(self, inner, constraint, h)
+    def outer_failure(self) -> tuple[str, str]:
+        return (f"augmented Lagrange: |g|∞ above tol = {self.tol:g} after {self.max_iterations} Uzawa iterations",
+                "raise max_iterations or mu, or loosen tol")
+
+    @property
+    def cache_key(self) -> Hashable:
+        # μ is an argument of the step (PenaltyCarry)
+        return ("DiscreteGradientAugmentedLagrange", self.tol, self.variant, self.warm_start, self.max_iterations,
+                self.newton)
+
+    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
+        equations = AugmentedLagrangeEquations(self, problem)
+        return CompiledStep(equations.step, equations.start)
 
 
-class AugmentedLagrangeStepper(Stepper[Vector]):
-    def __init__(self, method: DiscreteGradientAugmentedLagrange, inner: PenaltyStepper,
-                 constraint: HolonomicConstraint[Vector], h: float) -> None:
-        self._method, self._inner, self._constraint, self._h = method, inner, constraint, h
+class _Uzawa(NamedTuple):
+    iteration: jax.Array
+    lam: jax.Array  # λᵏ, the paper's sign
+    x: jax.Array  # (q₁ᵏ, p₁ᵏ), the start of the next subproblem
+    newton_iterations: jax.Array
+    residual: jax.Array
+    status: jax.Array
 
-    def step(self, state: NodeState[Vector], k: int) -> tuple[NodeState[Vector], StepReport]:
-        q0, p0 = state.g, state.mu
-        inner, mu, n = self._inner, self._method.mu, q0.size
-        if not self._method.warm_start:
-            inner.lam = np.zeros_like(inner.lam)
-        guess, newton_iterations = inner.predictor(q0, p0), 0
-        for iteration in range(1, self._method.max_iterations + 1):
-            x, report = inner.solve_step(q0, p0, guess, k)
-            newton_iterations += report.iterations
-            q1, p1 = x[:n], x[n:]
-            violation = float(np.max(np.abs(self._constraint.value(q1))))
-            lam_effective = inner.multiplier_estimate(q0, q1)
-            if violation <= self._method.tol:
-                extras = {"al_iterations": np.array([float(iteration)])}
-                # The effective multiplier is the next warm start: λ⁰ = −(liemech's λ).
-                inner.lam = -lam_effective
-                return (NodeState(q1, p1, inner.velocity(p1), lam_effective),
-                        StepReport(newton_iterations, report.residual, extras))
-            inner.lam = inner.lam + 2.0 * mu * self._constraint.value(q1)
-            guess = x
-        raise ConvergenceError(k, k * self._h, violation,
-                               f"augmented Lagrange: |g| above tol = {self._method.tol:g} after "
-                               f"{self._method.max_iterations} Uzawa iterations")
+
+class AugmentedLagrangeEquations:
+    """The augmented-Lagrange step of one problem: Uzawa's iteration on the penalty subproblems
+    (``PenaltyEquations`` with a fixed λ)."""
+
+    def __init__(self, method: DiscreteGradientAugmentedLagrange, problem: Problem[P]) -> None:
+        self.penalty = PenaltyEquations(problem, method.mu, method.newton,
+                                        "midpoint" if method.variant == "paper" else "endpoint", method.name)
+        self._tol, self._warm_start, self._max_iterations = method.tol, method.warm_start, method.max_iterations
+
+    def start(self, state: NodeState[Any]) -> PenaltyCarry:
+        """The carry at a node, with its multiplier (the warm start)."""
+        lam = jnp.zeros(self.penalty.hamiltonian.m) if state.lam is None else state.lam
+        return self.penalty.start(state, lam)
+
+    def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
+        c, penalty = cast(PenaltyCarry, carry), self.penalty
+        H = penalty.hamiltonian
+
+        def uzawa(u: _Uzawa) -> _Uzawa:
+            outcome = penalty.solve(Subproblem(c.g, c.mu, u.lam, c.penalty), u.x, h)
+            g1 = H.g(outcome.x[: H.n])
+            violation = jnp.max(jnp.abs(g1))
+            iteration = u.iteration + 1
+            status = jnp.where(outcome.status != Status.CONVERGED, outcome.status,
+                               jnp.where(violation <= self._tol, Status.CONVERGED,
+                                         jnp.where(iteration >= self._max_iterations, Status.OUTER_NO_CONVERGENCE,
+                                                   Status.RUNNING))).astype(jnp.int32)
+            return _Uzawa(
+                iteration=iteration,
+                # λ of the last subproblem stays: the step's multiplier estimate is made with it.
+                lam=jnp.where(status == Status.RUNNING, u.lam + 2.0 * c.penalty * g1, u.lam),
+                x=outcome.x,
+                newton_iterations=u.newton_iterations + outcome.iterations,
+                residual=jnp.where(status == Status.OUTER_NO_CONVERGENCE, violation,
+                                   outcome.residual),
+                status=status,
+            )
+
+        # The node's effective multiplier (liemech's sign) is the warm start: λ⁰ = −λ.
+        lam0 = -c.lam if self._warm_start else jnp.zeros(H.m)
+        begin = _Uzawa(jnp.asarray(0, dtype=jnp.int32), lam0, H.predictor(c.g, c.mu, h), jnp.asarray(0, dtype=jnp.int32),
+                       jnp.asarray(0.0), jnp.asarray(Status.RUNNING, dtype=jnp.int32))
+        end: _Uzawa = jax.lax.while_loop(lambda u: u.status == Status.RUNNING, uzawa, begin)
+        q1, p1 = end.x[: H.n], end.x[H.n :]
+        lam1 = penalty.multiplier_estimate(Subproblem(c.g, c.mu, end.lam, c.penalty), q1)
+        extras = {"al_iterations": (1.0 * end.iteration)[None]}
+        return c._replace(g=q1, mu=p1, lam=lam1), node(q1, p1, H.M_inv @ p1, lam1, end.newton_iterations,
+                                                       end.residual, end.status, extras)

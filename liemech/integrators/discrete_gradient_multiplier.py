@@ -1,5 +1,5 @@
 """The energy-conserving Lagrange-multiplier scheme with Gonzalez discrete derivatives (paper 001
-eq. (23), spec §I.5) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constraints g(q) = 0:
+eq. (23)) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constraints g(q) = 0:
 
     (q₁ − q₀)/h = M⁻¹p_{½} + S (p₁ − p₀)
     (p₁ − p₀)/h = −∇U(q_{½}) + B(q_{½})ᵀλ − S (q₁ − q₀)           g(q₁) = 0
@@ -9,85 +9,87 @@ eq. (23), spec §I.5) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constr
 sign, λ = −λ_paper). H(q₁, p₁) = H(q₀, p₀) and g(q₁) = 0 to round-off; second order.
 """
 
-import numpy as np
+from collections.abc import Hashable
+from typing import Any, NamedTuple, TypeVar, cast
 
-from liemech.discrete_gradient import gonzalez_numerator
-from liemech.integrators.flat import EnergyConservingConstrainedMethod
-from liemech.integrators.method import NodeState, Stepper, StepReport
-from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.system import MechanicalSystem
-from liemech.solvers.newton import NewtonOptions, solve
-from liemech.types import Matrix, Vector
+import jax
+import jax.numpy as jnp
+
+from liemech.discrete_gradient import quotients
+from liemech.integrators.compiled import CompiledStep, Node, node
+from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, EnergyConservingMethod
+from liemech.integrators.method import NodeState
+from liemech.mechanics.problem import Problem
+from liemech.solvers import compiled_newton
+from liemech.solvers.newton import NewtonOptions
+from liemech.types import VectorLike
+
+P = TypeVar("P")
 
 
-class DiscreteGradientMultiplier(EnergyConservingConstrainedMethod):
+class DiscreteGradientMultiplier(EnergyConservingMethod):
     """Energy-conserving Lagrange-multiplier method (order 2, not symplectic), on Rⁿ with constant
-    mass and holonomic constraints."""
+    mass and holonomic constraints. ``sol.lam[k]`` is the λ of the step ending at t_k."""
 
     def __init__(self, newton: NewtonOptions | None = None) -> None:
         # The quotient S varies fast with the iterate (1/|Δz|²): a frozen Jacobian does not converge.
         self.newton = NewtonOptions(jacobian="every") if newton is None else newton
         self.name = "DiscreteGradientMultiplier()"
 
-    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
-                            n_constraints: int, h: float) -> Stepper[Vector]:
-        return MultiplierStepper(system, constraint, h, self.newton)
+    @property
+    def cache_key(self) -> Hashable:
+        return ("DiscreteGradientMultiplier", self.newton)
+
+    def equations(self, problem: Problem[P]) -> "MultiplierEquations":
+        """The step equations for ``problem`` (TypeError or ValueError if the scheme cannot take it)."""
+        return MultiplierEquations(self, problem)
+
+    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
+        equations = self.equations(problem)
+        return CompiledStep(equations.step, equations.start)
 
 
-class MultiplierStepper(Stepper[Vector]):
-    def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], h: float,
-                 newton: NewtonOptions) -> None:
-        assert system.constant_inertia is not None
-        self._system, self._constraint, self._h, self._newton = system, constraint, h, newton
-        self._group = system.group
-        self._M_inv = np.linalg.inv(system.constant_inertia)
-        self._n = system.group.dim
+class _Carry(NamedTuple):
+    g: jax.Array  # q
+    mu: jax.Array  # p
+    lam: jax.Array  # λ of the step that reached the node: Newton's start for the next one
 
-    def _residual(self, q0: Vector, p0: Vector, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
-        n, h, V, c, G = self._n, self._h, self._system, self._constraint, self._group
+
+class MultiplierEquations:
+    """The step equations (23) of one problem as pure functions of the unknowns x = (q₁, p₁, λ):
+    ``residual(x, state, h)`` and the ``step`` that solves them."""
+
+    def __init__(self, method: DiscreteGradientMultiplier, problem: Problem[P]) -> None:
+        self._H = ConstrainedHamiltonian(problem, method.name)
+        self._newton = method.newton
+
+    def start(self, state: NodeState[Any]) -> _Carry:
+        """The carry at a node; Newton starts from the explicit predictor and the node's λ."""
+        lam = jnp.zeros(self._H.m) if state.lam is None else jnp.asarray(state.lam, dtype=float)
+        return _Carry(jnp.asarray(state.g, dtype=float), jnp.asarray(state.mu, dtype=float), lam)
+
+    def _equations(self, x: jax.Array, q0: jax.Array, p0: jax.Array, h: jax.Array) -> jax.Array:
+        H, n = self._H, self._H.n
         q1, p1, lam = x[:n], x[n : 2 * n], x[2 * n :]
         dq, dp = q1 - q0, p1 - p0
-        q_mid, p_mid = 0.5 * (q0 + q1), 0.5 * (p0 + p1)
-        grad_U = V.potential_gradient(q_mid)
-        B = c.trivialised_jacobian(G, q_mid)
-        force = B.T @ lam
-        # S = S_U + S_P with P = −⟨λ, g⟩ (the plus-sign force), over the phase-space norm |Δz|².
-        squared = float(dq @ dq + dp @ dp)
-        numerator = gonzalez_numerator(V.potential(q0), V.potential(q1), float((grad_U - force) @ dq))
-        S = numerator / squared if squared > 0.0 else 0.0
-        R = np.concatenate([dq / h - self._M_inv @ p_mid - S * dp, dp / h + grad_U - force + S * dq, c.value(q1)])
-        if not jacobian:
-            return R, None
-        hess_U = V.potential_hessian(q_mid)
-        curvature = np.einsum("k,kab->ab", lam, c.trivialised_hessians(G, q_mid))  # Σ λ_k ∇²g_k
-        # dS = (dN − S d|Δz|²)/|Δz|², N = U(q₁) − U(q₀) − (∇U(q_½) − Bᵀλ)·Δq
-        dN_dq = V.potential_gradient(q1) - grad_U + force - 0.5 * (hess_U - curvature) @ dq
-        dN_dlam = B @ dq
-        dS = np.zeros(2 * n + lam.size)
-        if squared > 0.0:
-            dS[:n] = (dN_dq - 2.0 * S * dq) / squared
-            dS[n : 2 * n] = -2.0 * S * dp / squared
-            dS[2 * n :] = dN_dlam / squared
-        eye, m = np.eye(n), lam.size
-        J = np.zeros((2 * n + m, 2 * n + m))
-        J[:n, :n] = eye / h
-        J[:n, n : 2 * n] = -0.5 * self._M_inv - S * eye
-        J[:n] -= np.outer(dp, dS)
-        J[n : 2 * n, :n] = 0.5 * (hess_U - curvature) + S * eye
-        J[n : 2 * n, n : 2 * n] = eye / h
-        J[n : 2 * n, 2 * n :] = -B.T
-        J[n : 2 * n] += np.outer(dq, dS)
-        J[2 * n :, :n] = c.trivialised_jacobian(G, q1)
-        return R, J
+        q_mid = 0.5 * (q0 + q1)
+        # ∇U(q_½) − B(q_½)ᵀλ, the gradient of U + P with P = −⟨λ, g⟩ (the plus-sign force)
+        drive = jax.grad(lambda q: H.U(q) - lam @ H.g(q))(q_mid)
+        # S = S_U + S_P over the phase-space norm |Δz|² (P(q₀) = P(q₁) = 0 on the constraint).
+        S = quotients(H.U(q0), H.U(q1), drive @ dq, dq @ dq + dp @ dp)
+        return jnp.concatenate([dq / h - H.M_inv @ (0.5 * (p0 + p1)) - S * dp, dp / h + drive + S * dq, H.g(q1)])
 
-    def step(self, state: NodeState[Vector], k: int) -> tuple[NodeState[Vector], StepReport]:
-        q0, p0 = state.g, state.mu
-        lam0 = np.zeros(0) if state.lam is None else state.lam
-        v0 = self._M_inv @ p0
-        guess = np.concatenate([q0 + self._h * v0, p0, lam0])  # explicit predictor; S is 0/0 at Δz = 0
-        scale = max(1.0, float(np.max(np.abs(guess))))
-        result = solve(lambda x, need: self._residual(q0, p0, x, need), guess, self._newton, scale, k, k * self._h)
-        n = self._n
-        q1, p1, lam1 = result.x[:n], result.x[n : 2 * n], result.x[2 * n :]
-        return NodeState(q1, p1, self._M_inv @ p1, lam1.copy()), StepReport(result.iterations, result.residual)
+    def residual(self, x: VectorLike, state: NodeState[Any], h: float) -> jax.Array:
+        """The stacked step equations at x from the node ``state`` (zero at the solution), with the
+        dynamic rows as the paper prints them."""
+        return self._equations(jnp.asarray(x, dtype=float), jnp.asarray(state.g, dtype=float),
+                               jnp.asarray(state.mu, dtype=float), jnp.asarray(h, dtype=float))
 
+    def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
+        c, H, n = cast(_Carry, carry), self._H, self._H.n
+        guess = jnp.concatenate([H.predictor(c.g, c.mu, h), c.lam])
+        outcome = compiled_newton.solve(lambda x: self._equations(x, c.g, c.mu, h), guess, self._newton,
+                                        H.equation_size(c.g, c.mu, c.lam, h, 1.0))
+        q1, p1, lam1 = outcome.x[:n], outcome.x[n : 2 * n], outcome.x[2 * n :]
+        return _Carry(q1, p1, lam1), node(q1, p1, H.M_inv @ p1, lam1, outcome.iterations, outcome.residual,
+                                         outcome.status)
