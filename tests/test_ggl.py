@@ -1,10 +1,14 @@
 """The GGL schemes of papers 000/003 (spec 000): conservation laws, constraints at the nodes, the
 papers' regression values, fitted orders against DOP853 and exact solutions, stability,
-symplecticity, and the analytic Newton Jacobians against finite differences."""
+symplecticity (the step map differentiated through its Newton root), and Newton's autodiff Jacobians
+against finite differences."""
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import cast
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -12,7 +16,8 @@ import liemech as lm
 from liemech.diagnostics import holonomic_residuals, velocity_constraint
 from liemech.finite_differences import jacobian as fd_jacobian
 from liemech.integrators import NodeState
-from liemech.integrators.ggl_base import GGLStepper
+from liemech.integrators.ggl_base import GGLMethod
+from liemech.solvers import compiled_newton
 from liemech.systems import FourParticles, GyroscopicTop, SphericalPendulum
 from liemech.testing import estimate_order
 from liemech.testing.symplecticity import (
@@ -26,6 +31,7 @@ from liemech.testing.symplecticity import (
 from liemech.types import Matrix, Vector
 
 PENDULUM, TOP, PARTICLES = SphericalPendulum(), GyroscopicTop(), FourParticles()
+INVARIANTS = PARTICLES.invariant_potential()  # one object: the EM schemes built on it share compiled steps
 SCHEMES: dict[str, Callable[..., lm.Method]] = {
     "VI-S": lm.GGLVariationalEuler,
     "VI-A": lm.GGLThetaA,
@@ -41,7 +47,7 @@ def scheme(label: str, protocol: bool = True, guess: lm.InitialGuess = "simple",
     EM and EM-G with the invariant D̄V (126) of the four-particle potential if ``four_particles``."""
     options: dict[str, object] = {}
     if four_particles and label in ("EM", "EM-G"):
-        options["invariants"] = PARTICLES.invariant_potential()
+        options["invariants"] = INVARIANTS
     if protocol:
         options.update(newton=lm.NewtonOptions.metis(), initial_guess=guess)
     return SCHEMES[label](**options)
@@ -303,17 +309,19 @@ def test_top_run(label: str) -> None:
 
 def blow_up_time(label: str, h: float, t_final: float) -> float | None:
     """The first t with |H − H₀| > 10 H₀ or a Newton failure, or None if stable up to t_final."""
-    problem = PARTICLES.problem()
-    stepper = scheme(label, four_particles=True).stepper(problem, h)
-    state, H0 = NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0), PARTICLES.energy(problem.g0, problem.mu0)
-    for k in range(round(t_final / h)):
-        try:
-            state, _ = stepper.step(state, k)
-        except lm.ConvergenceError:
-            return k * h
-        if abs(PARTICLES.energy(state.g, state.mu) - H0) > 10.0 * H0:
-            return (k + 1) * h
-    return None
+    problem, method = PARTICLES.problem(), scheme(label, four_particles=True)
+    failed: int | None = None
+    try:
+        sol: lm.Solution[Vector] | None = lm.integrate(problem, method, h=h, n_steps=round(t_final / h))
+    except lm.ConvergenceError as error:  # the same run up to the failed step, for the energies before it
+        failed = error.step
+        sol = lm.integrate(problem, method, h=h, n_steps=failed) if failed else None
+    if sol is not None:
+        H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
+        blown = np.flatnonzero(np.abs(H - H[0]) > 10.0 * H[0])
+        if blown.size:
+            return float(sol.t[blown[0]])
+    return None if failed is None else failed * h
 
 
 @pytest.mark.slow
@@ -347,7 +355,7 @@ def test_energy_momentum_at_h_0675_conserves_energy_while_newton_converges() -> 
 def test_generic_discrete_gradient_conserves_energy_but_not_angular_momentum() -> None:
     """Spec §B.7: the generic Gonzalez formula breaks the rotation symmetry; (126) keeps it."""
     runs = {name: lm.integrate(PARTICLES.problem(), lm.GGLEnergyMomentum(invariants=inv), h=0.05, n_steps=100)
-            for name, inv in (("generic", None), ("invariant", PARTICLES.invariant_potential()))}
+            for name, inv in (("generic", None), ("invariant", INVARIANTS))}
     drift = {}
     for name, sol in runs.items():
         H = np.array([PARTICLES.energy(q, p) for q, p in zip(sol.g, sol.mu)])
@@ -362,26 +370,28 @@ def test_generic_discrete_gradient_conserves_energy_but_not_angular_momentum() -
 
 def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -> tuple[float, float, float]:
     """Defects of dq∧dp on random, constrained (G dq = 0) and tangent variations after 3 steps."""
-    sol = lm.integrate(problem, method, h=h, n_steps=3)
     c, n = problem.holonomic, problem.group.dim
     assert c is not None and isinstance(problem.system, lm.MechanicalSystem)
     assert problem.system.constant_inertia is not None
     M_inv = np.linalg.inv(problem.system.constant_inertia)
-    q, p = sol.g[-1], sol.mu[-1]
-    # DΨ = −R_x⁻¹ R_z from R(x; qⁿ, pⁿ) = 0 (spec §B.8): analytic R_x, and R_z by the five-point
-    # stencil, exact for polynomials of degree ≤ 4 at any step; the residuals here are polynomials of
-    # degree ≤ 3 in (qⁿ, pⁿ), so a large step (0.1) leaves only a tiny round-off.
-    stepper = method.stepper(problem, h)
-    assert isinstance(stepper, GGLStepper)
-    stepper.step(NodeState(q, p, M_inv @ p, problem.lam0), 0)
-    x = stepper.last_unknowns
-    assert x is not None
-    R_x = stepper.residual(stepper.begin(q, p), x, True)[1]
-    assert R_x is not None
-    R_z = fd_jacobian(lambda z: stepper.residual(stepper.begin(z[:n], z[n:]), x, False)[0], np.concatenate([q, p]),
-                      step=0.1)
-    D = np.asarray(-np.linalg.solve(R_x, R_z)[: 2 * n], dtype=np.float64)
-    assert np.allclose(D, one_step_jacobian(step_map(problem, method, h), np.concatenate([q, p]), step=1e-3),
+    black_box = step_map(problem, method, h)
+    z = np.concatenate([problem.g0, problem.mu0])
+    for _ in range(3):
+        z = black_box(z)
+    q, p = z[:n], z[n:]
+    # DΨ = −R_x⁻¹ R_z from R(x; qⁿ, pⁿ) = 0 (spec §B.8): forward-mode autodiff of the compiled step,
+    # whose Newton root is differentiated by the implicit function theorem.
+    assert isinstance(method, GGLMethod)
+    compiled = method.compiled_step(problem)
+
+    def psi(zn: jax.Array) -> jax.Array:
+        mu = cast(Vector, zn[n:])  # traced: NodeState's fields stand for arrays
+        carry = compiled.start(NodeState(zn[:n], mu, cast(Vector, jnp.asarray(M_inv) @ mu), problem.lam0))
+        _, node = compiled.step(carry, jnp.asarray(h))
+        return jnp.concatenate([jnp.asarray(node.g), node.mu])
+
+    D = np.asarray(jax.jit(jax.jacfwd(psi))(z), dtype=np.float64)
+    assert np.allclose(D, one_step_jacobian(black_box, z, step=1e-3),
                        rtol=0.0, atol=1e-8 * np.max(np.abs(D)))  # the black-box check agrees
     G = c.trivialised_jacobian(problem.group, q)
     Gv_q = np.einsum("kab,b->ka", c.trivialised_hessians(problem.group, q), M_inv @ p)
@@ -399,7 +409,7 @@ def test_symplecticity_defects(case: str, h: float) -> None:
     for method in (lm.GGLVariationalEuler(), lm.GGLThetaB()):
         random, constrained, tangent = one_step_defects(problem, method, h)
         assert constrained < 1e-12 and tangent < 1e-12 < 1e-2 < random
-    invariants = PARTICLES.invariant_potential() if case == "particles" else None
+    invariants = INVARIANTS if case == "particles" else None
     _, _, em_tangent = one_step_defects(problem, lm.GGLEnergyMomentum(invariants=invariants), h)
     assert em_tangent > 1e-8  # EM is not symplectic
 
@@ -409,37 +419,38 @@ def test_symplecticity_defects(case: str, h: float) -> None:
 
 @pytest.mark.parametrize("label", SCHEMES)
 @pytest.mark.parametrize("case", ["top", "particles"])
-def test_analytic_jacobian_matches_finite_differences(label: str, case: str) -> None:
-    """Exact for quadratic constraints (both examples): the step's ∂R/∂x against central differences."""
+def test_newton_jacobian_matches_finite_differences(label: str, case: str) -> None:
+    """Newton's Jacobian is jax.jacfwd of the step equations R(x; qⁿ, pⁿ, h): against central
+    differences of R at a point off the solution (the residuals are polynomials of degree ≤ 3 in x
+    for both examples, so the five-point stencil is exact up to round-off)."""
     problem = TOP.problem() if case == "top" else PARTICLES.problem()
-    stepper = scheme(label, protocol=False, four_particles=case == "particles").stepper(problem, 0.01)
-    assert isinstance(stepper, GGLStepper)
+    method = scheme(label, protocol=False, four_particles=case == "particles")
+    assert isinstance(method, GGLMethod)
+    equations = method.equations(problem)
     rng = np.random.default_rng(3)
     q0, p0 = problem.g0, problem.mu0
     x = np.concatenate([q0 + 0.01 * rng.standard_normal(q0.size), p0 * (1 + 0.01 * rng.standard_normal(p0.size)),
-                        rng.standard_normal(stepper.size - 2 * q0.size)])
-    start = stepper.begin(q0, p0)
-    R, J = stepper.residual(start, x, True)
-    assert J is not None
-    numeric = fd_jacobian(lambda y: stepper.residual(start, y, False)[0], x, step=1e-4)
+                        rng.standard_normal(equations.size - 2 * q0.size)])
+    state = NodeState(q0, p0, problem.eta0)
+    residual = jax.jit(lambda y: equations.residual(y, state, 0.01))
+    J = np.asarray(jax.jacfwd(residual)(x))
+    assert J.shape == (equations.size, equations.size)
+    numeric = fd_jacobian(lambda y: np.asarray(residual(y)), x, step=1e-4)
     assert np.max(np.abs(J - numeric)) < 1e-7 * max(1.0, float(np.max(np.abs(J))))
 
 
 def test_metis_protocol_applies_one_update_past_the_check() -> None:
     """x² = 2 from x₀ = 2: with tol 1e-9, Newton's iterates are checked before each update; the
     iterate that passes is updated once more and that iteration counts (spec §B.10)."""
-    from liemech.solvers.newton import solve
-
-    def f(x: Vector, need: bool) -> tuple[Vector, Matrix | None]:
-        return x**2 - 2.0, np.array([[2.0 * x[0]]])
-
     iterates = [2.0]
     while abs(iterates[-1] ** 2 - 2.0) > 1e-9:
         iterates.append(iterates[-1] - (iterates[-1] ** 2 - 2.0) / (2.0 * iterates[-1]))
     checked = iterates[-1]
-    result = solve(f, np.array([2.0]), lm.NewtonOptions.metis(), 1.0, 0, 0.0)
-    assert result.iterations == len(iterates)  # the updates before the check, and the one after it
-    assert result.x[0] == checked - (checked**2 - 2.0) / (2.0 * checked)
+    outcome = compiled_newton.solve(lambda x: x**2 - 2.0, jnp.array([2.0]), lm.NewtonOptions.metis(),
+                                    jnp.asarray(1.0))
+    assert int(outcome.status) == compiled_newton.Status.CONVERGED
+    assert int(outcome.iterations) == len(iterates)  # the updates before the check, and the one after it
+    assert float(outcome.x[0]) == checked - (checked**2 - 2.0) / (2.0 * checked)
 
 
 # ---------------------------------------------------------------- bad input
@@ -455,7 +466,7 @@ def test_bad_input_is_rejected_with_clear_errors() -> None:
     with pytest.raises(TypeError, match="invariants must be a QuadraticInvariantPotential"):
         lm.GGLEnergyMomentum(invariants=3.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="invariants act on R"):
-        lm.integrate(PENDULUM.problem(), lm.GGLEnergyMomentum(invariants=PARTICLES.invariant_potential()),
+        lm.integrate(PENDULUM.problem(), lm.GGLEnergyMomentum(invariants=INVARIANTS),
                      h=0.1, n_steps=1)
     with pytest.raises(ValueError, match="invariants must describe the system's potential"):
         lm.integrate(PARTICLES.problem(), lm.GGLEnergyMomentum(invariants=FourParticles(k13=5.0).invariant_potential()),

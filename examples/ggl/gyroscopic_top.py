@@ -9,7 +9,7 @@ scheme BS99, under the papers' Newton protocol (``NewtonOptions.metis()``) and t
 (b) Order study at t = 0.001, h ∈ {1e-4, 5e-5, 1e-5}: e_q = |φ₃ − 0.0375|/0.0375 (000 (113)) and
     e_p = |p_φ − p_φ,ref|/|p_φ,ref| (000 (114)) with the reference EM at h = 5e-7, and fitted orders.
 
-Run: .venv/bin/python examples/ggl/gyroscopic_top.py   (about 12 s)
+Run: .venv/bin/python examples/ggl/gyroscopic_top.py   (about 15 s)
 """
 
 import sys

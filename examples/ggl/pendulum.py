@@ -9,7 +9,7 @@ staggered vⁿ of ``sol.extras["velocity"]``, VI-A/VI-B: ``sol.eta``), as the pa
 do. ``G v`` uses v = ``sol.eta`` (for VI-S, EM that is M⁻¹p); for VI-S the staggered G(qⁿ)vⁿ
 (spec: 1.05) is printed below the table.
 
-Run: .venv/bin/python examples/ggl/pendulum.py   (a few seconds)
+Run: .venv/bin/python examples/ggl/pendulum.py   (about 8 s, mostly compilation)
 """
 
 import sys

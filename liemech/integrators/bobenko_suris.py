@@ -17,31 +17,33 @@ and p^{n+1} = M(ω × q_i)_i with ω = m/I₁′ + σd₃, which satisfy all nin
 constraints and give back Σ_i q_i × p_i = m^{n+1} to round-off.
 """
 
-from typing import TypeVar, cast
+from collections.abc import Hashable
+from typing import Any, NamedTuple, TypeVar, cast
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
-from liemech.groups.so3 import cross, skew
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
-from liemech.mechanics import point_masses
+from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.integrators.method import NodeState, Traits
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
-from liemech.types import Matrix, Vector
+from liemech.solvers.compiled_newton import Status
+from liemech.types import Vector
 
 P = TypeVar("P")
 
 _TOL = 1e-10
 
 
-def _cayley(a: Vector) -> Matrix:
+def _cayley(a: jax.Array) -> jax.Array:
     """cay(â) = I + 4/(4 + |a|²) (â + â²/2)."""
-    A = skew(a)
-    out: Matrix = np.eye(3) + 4.0 / (4.0 + float(a @ a)) * (A + 0.5 * (A @ A))
-    return out
+    A = jnp.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return jnp.eye(3) + 4.0 / (4.0 + a @ a) * (A + 0.5 * (A @ A))
 
 
-class BobenkoSurisTop(Method):
+class BobenkoSurisTop(CompiledMethod):
     """BS99 (paper 000 §6.2, spec §B.9) on a director-formulated symmetric heavy top with its tip
     fixed at the origin. Its parameters (m, ℓ, E_i, mg) are read from the problem. Explicit (no
     Newton); ``sol.eta`` is M⁻¹p; ``sol.lam`` is None."""
@@ -54,19 +56,33 @@ class BobenkoSurisTop(Method):
         return Traits(order=1, symplectic=True, conserves_energy=False, conserves_momentum_maps=True,
                       constraints_at_step_end=("position", "velocity"))
 
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
+    @property
+    def cache_key(self) -> Hashable:
+        return ("BobenkoSurisTop",)
+
+    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         if not isinstance(problem.group, Rn) or problem.group.dim != 12:
             raise TypeError(f"{self.name} works on the director top, q = [φ; d₁; d₂; d₃] in Rn(12); "
                             f"got {problem.group!r}")
         system = problem.system
         if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
             raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
-        return cast(Stepper[P], BobenkoSurisStepper(cast(MechanicalSystem[Vector], system),
-                                                    cast(Vector, problem.g0), h))
+        scheme = BobenkoSurisStep(cast(MechanicalSystem[Vector], system), cast(Vector, problem.g0))
+        return CompiledStep(scheme.step, scheme.start)
 
 
-class BobenkoSurisStepper(Stepper[Vector]):
-    def __init__(self, system: MechanicalSystem[Vector], q0: Vector, h: float) -> None:
+class _Carry(NamedTuple):
+    g: jax.Array
+    mu: jax.Array
+    lam: jax.Array  # always empty
+    ell: jax.Array  # ℓ = |φ| of the initial node (tip at the origin, φ = ℓ d₃)
+
+
+class BobenkoSurisStep:
+    """The explicit BS99 step of one director top, checked once (ValueError if the problem is not
+    one)."""
+
+    def __init__(self, system: MechanicalSystem[Vector], q0: Vector) -> None:
         M = system.constant_inertia
         assert M is not None
         blocks = [M[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] for i in range(4)]
@@ -82,32 +98,38 @@ class BobenkoSurisStepper(Stepper[Vector]):
         weight = system.potential_gradient(q0)
         if np.any(np.delete(weight, 2)) or not np.allclose(system.potential_gradient(2.0 * q0 + 1.0), weight):
             raise ValueError("BobenkoSurisTop needs the gravity potential V = mg φ₃")
-        self.ell = float(np.linalg.norm(q0[:3]))
-        if not np.allclose(q0[:3], self.ell * q0[9:], rtol=0.0, atol=_TOL * max(1.0, self.ell)):
+        ell = float(np.linalg.norm(q0[:3]))
+        if not np.allclose(q0[:3], ell * q0[9:], rtol=0.0, atol=_TOL * max(1.0, ell)):
             raise ValueError("BobenkoSurisTop needs the tip at the origin, φ = ℓ d₃")
-        self.h, self.M, self.M_inv = h, M, np.linalg.inv(M)
-        self.mgl = float(weight[2]) * self.ell
-        self.transverse = E2 + E3 + mass * self.ell**2  # I₁′ = I₁ + mℓ²
+        self.M = jnp.asarray(M)
+        self.weight = float(weight[2])  # mg
+        self.mass, self.transverse_at_centre = mass, E2 + E3  # I₁′ = I₁ + mℓ², I₁ = E₂ + E₃
         self.axial = E1 + E2  # I₃
 
-    def step(self, state: NodeState[Vector], k: int) -> tuple[NodeState[Vector], StepReport]:
-        q, p = state.g, state.mu
+    def start(self, state: NodeState[Any]) -> _Carry:
+        q = jnp.asarray(state.g, dtype=float)
+        return _Carry(q, jnp.asarray(state.mu, dtype=float), jnp.zeros(0), jnp.sqrt(q[:3] @ q[:3]))
+
+    def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
+        c = cast(_Carry, carry)
+        q, p, ell = c.g, c.mu, c.ell
+        transverse = self.transverse_at_centre + self.mass * ell**2
         frame = q[3:].reshape(3, 3)  # rows d₁, d₂, d₃
         d3 = frame[2]
-        kick = self.h * self.mgl * np.array([-d3[1], d3[0], 0.0])  # h mgℓ e₃ × d₃
-        momentum = point_masses.angular_momentum(q, p) + kick
-        spin = float(momentum @ d3) * (1.0 / self.axial - 1.0 / self.transverse)
-        angle = self.h * spin
-        c, s = np.cos(angle), np.sin(angle)
-        rotated = frame @ _cayley(self.h / self.transverse * momentum).T  # rows: cay(·) d_i
+        kick = h * self.weight * ell * jnp.array([-d3[1], d3[0], 0.0])  # h mgℓ e₃ × d₃
+        momentum = jnp.sum(jnp.cross(q.reshape(4, 3), p.reshape(4, 3)), axis=0) + kick  # Σ q_i × p_i + kick
+        spin = (momentum @ d3) * (1.0 / self.axial - 1.0 / transverse)
+        angle = h * spin
+        rotated = frame @ _cayley(h / transverse * momentum).T  # rows: cay(·) d_i
         d3 = rotated[2]
-        d1 = c * rotated[0] + s * rotated[1]  # R exp(hσ ê₃): the body axes turn about d₃
+        d1 = jnp.cos(angle) * rotated[0] + jnp.sin(angle) * rotated[1]  # R exp(hσ ê₃): the body axes turn about d₃
         # Re-orthonormalise about BS99's d₃ so that the frame's round-off does not accumulate.
-        d1 = d1 - float(d1 @ d3) / float(d3 @ d3) * d3
-        d1 = d1 / np.sqrt(float(d1 @ d1))
-        d2 = cross(d3, d1) / np.sqrt(float(d3 @ d3))
-        omega = momentum / self.transverse + spin * d3
-        q1 = np.concatenate([self.ell * d3, d1, d2, d3])
-        v1 = point_masses.rigid_rotation_velocity(omega, q1)
+        d1 = d1 - (d1 @ d3) / (d3 @ d3) * d3
+        d1 = d1 / jnp.sqrt(d1 @ d1)
+        d2 = jnp.cross(d3, d1) / jnp.sqrt(d3 @ d3)
+        omega = momentum / transverse + spin * d3
+        q1 = jnp.concatenate([ell * d3, d1, d2, d3])
+        v1 = jnp.cross(omega, q1.reshape(4, 3)).ravel()  # ω × q_i for every block
         p1 = self.M @ v1
-        return NodeState(q1, p1, v1), StepReport(0, 0.0)
+        lam = c.lam
+        return _Carry(q1, p1, lam, ell), node(q1, p1, v1, lam, 0, 0.0, Status.CONVERGED)

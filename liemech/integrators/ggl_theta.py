@@ -16,23 +16,18 @@ maps; VI-A(½) is second order and meets both constraints only at q^{n+½}; VI-B
 and meets g(q^{n+1}) = 0 and G(q^{n+1})v^{n+1} = 0 at the nodes when θ = 1.
 """
 
-from typing import Literal, NamedTuple
+from typing import Literal, TypeVar
 
-import numpy as np
+import jax
+import jax.numpy as jnp
 
-from liemech.integrators.ggl_base import (
-    GGLMethod,
-    GGLStepper,
-    InitialGuess,
-    checked_parameter,
-    hessian_columns,
-    weighted_hessians,
-)
-from liemech.integrators.method import NodeState, Stepper, Traits
-from liemech.mechanics.holonomic import HolonomicConstraint
-from liemech.mechanics.system import MechanicalSystem
+from liemech.integrators.ggl_base import GGLEquations, GGLMethod, InitialGuess, checked_parameter
+from liemech.integrators.method import Traits
+from liemech.mechanics.problem import Problem
 from liemech.solvers.newton import NewtonOptions
-from liemech.types import Matrix, Vector
+
+P = TypeVar("P")
+
 
 class GGLThetaA(GGLMethod):
     """VI-A(θ), Option A: constraints evaluated at q^{n+θ} (paper 000 eq. (79)), θ ∈ (0, 1).
@@ -45,6 +40,7 @@ class GGLThetaA(GGLMethod):
                  initial_guess: InitialGuess = "advanced") -> None:
         super().__init__(newton, initial_guess)
         self.theta = checked_parameter(theta, "theta", 0.0, 1.0, open_low=True, open_high=True)
+        self.parameters = (self.theta,)
         self.name = f"GGLThetaA(theta={self.theta:g})"
 
     @property
@@ -52,10 +48,8 @@ class GGLThetaA(GGLMethod):
         return Traits(order=2 if self.theta == 0.5 else 1, symplectic=True, conserves_energy=False,
                       conserves_momentum_maps=True, constraints_at_step_end=())
 
-    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
-                            n_constraints: int, h: float) -> Stepper[Vector]:
-        return ThetaStepper(system, constraint, n_constraints, h, self.newton, self.initial_guess, "A",
-                            self.theta, 1.0)
+    def equations(self, problem: Problem[P]) -> "ThetaEquations":
+        return ThetaEquations(self, problem, self.theta, None)
 
 
 class GGLThetaB(GGLMethod):
@@ -70,6 +64,7 @@ class GGLThetaB(GGLMethod):
         super().__init__(newton, initial_guess)
         self.theta = checked_parameter(theta, "theta", 0.0, 1.0, open_low=False, open_high=False)
         self.vartheta = checked_parameter(vartheta, "vartheta", 0.0, 1.0, open_low=True, open_high=False)
+        self.parameters = (self.theta, self.vartheta)
         self.name = f"GGLThetaB(theta={self.theta:g}, vartheta={self.vartheta:g})"
 
     @property
@@ -79,84 +74,37 @@ class GGLThetaB(GGLMethod):
         return Traits(order=1, symplectic=True, conserves_energy=False, conserves_momentum_maps=True,
                       constraints_at_step_end=at_nodes)
 
-    def constrained_stepper(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector],
-                            n_constraints: int, h: float) -> Stepper[Vector]:
-        return ThetaStepper(system, constraint, n_constraints, h, self.newton, self.initial_guess, "B",
-                            self.theta, self.vartheta)
+    def equations(self, problem: Problem[P]) -> "ThetaEquations":
+        return ThetaEquations(self, problem, self.theta, self.vartheta)
 
 
-class _Start(NamedTuple):
-    q: Vector
-    p: Vector
-    G: Matrix | None  # G(qⁿ), for Option B
+class ThetaEquations(GGLEquations):
+    """(76) with Option A (``vartheta`` None) or Option B; x = (q^{n+1}, p^{n+1}, v^{n+1}, λⁿ, γⁿ)."""
 
+    def __init__(self, method: GGLMethod, problem: Problem[P], theta: float, vartheta: float | None) -> None:
+        super().__init__(method, problem, multiplier_blocks=2)
+        self.theta, self.vartheta = theta, vartheta
 
-class ThetaStepper(GGLStepper[_Start]):
-    def __init__(self, system: MechanicalSystem[Vector], constraint: HolonomicConstraint[Vector], m: int, h: float,
-                 newton: NewtonOptions, initial_guess: InitialGuess, option: Literal["A", "B"], theta: float,
-                 vartheta: float) -> None:
-        super().__init__(system, constraint, 2 * m, h, newton, initial_guess)
-        self.m, self.option, self.theta, self.vartheta = m, option, theta, vartheta
-
-    def begin(self, q0: Vector, p0: Vector) -> _Start:
-        return _Start(q0, p0, self.G(q0) if self.option == "B" else None)
-
-    def residual(self, start: _Start, x: Vector, jacobian: bool) -> tuple[Vector, Matrix | None]:
-        n, m, h, M, M_inv, th, vth = self.n, self.m, self.h, self.M, self.M_inv, self.theta, self.vartheta
-        q0, p0 = start.q, start.p
-        q1, p1, v1 = x[:n], x[n : 2 * n], x[2 * n : 3 * n]
-        lam, gamma = x[3 * n : 3 * n + m], x[3 * n + m :]
+    def equations(self, x: jax.Array, q0: jax.Array, p0: jax.Array, h: jax.Array) -> jax.Array:
+        th, vth, M_inv = self.theta, self.vartheta, self.M_inv
+        q1, p1, v1, lam, gamma = self.unknowns(x)
         q_th = (1.0 - th) * q0 + th * q1
-        G_th, H_th = self.G(q_th), self.hessians(q_th)
-        T_th = weighted_hessians(H_th, gamma)
-        velocity_equation = M @ v1 - th * p0 - (1.0 - th) * p1
-        if start.G is None:  # Option A: C = G_θ, E = 0
-            C = G_th
-            position = self.constraint.value(q_th)
-        else:
-            G0, G1 = start.G, self.G(q1)
-            C = (1.0 - vth) * G0 + vth * G1
-            E = th * (1.0 - vth) * G0 - (1.0 - th) * vth * G1
-            velocity_equation -= h * (E.T @ lam)
-            position = self.constraint.value(q1)
-        R = np.concatenate([
-            q1 - q0 - h * v1 - h * (M_inv @ (G_th.T @ gamma)),
-            p1 - p0 + h * self.system.potential_gradient(q_th) - h * (C.T @ lam) + h * (T_th @ v1),
-            velocity_equation,
-            position,
-            G_th @ v1,
+        velocity_equation = self.M @ v1 - th * p0 - (1.0 - th) * p1
+        if vth is None:  # Option A: C = G_θ, E = 0, g_d = g(q^{n+θ})
+            C_lam, position = self.GT(q_th, lam), self.g(q_th)
+        else:  # Cᵀλ and Eᵀλ from G(qⁿ)ᵀλ and G(q^{n+1})ᵀλ
+            G0_lam, G1_lam = self.GT(q0, lam), self.GT(q1, lam)
+            C_lam = (1.0 - vth) * G0_lam + vth * G1_lam
+            velocity_equation = velocity_equation - h * (th * (1.0 - vth) * G0_lam - (1.0 - th) * vth * G1_lam)
+            position = self.g(q1)
+        return jnp.concatenate([
+            q1 - q0 - h * v1 - h * (M_inv @ self.GT(q_th, gamma)),  # (76a)
+            p1 - p0 + h * self.grad_V(q_th) - h * C_lam + h * self.curvature(q_th, gamma, v1),  # (76b)
+            velocity_equation,  # (76c)
+            position,  # (76d)
+            self.G(q_th, v1),  # (76e)
         ])
-        if not jacobian:
-            return R, None
-        eye = np.eye(n)
-        r1, r2, r3, r4, r5 = slice(0, n), slice(n, 2 * n), slice(2 * n, 3 * n), slice(3 * n, 3 * n + m), slice(3 * n + m, None)
-        c_q, c_p, c_v, c_lam, c_gam = r1, r2, r3, r4, r5
-        W = hessian_columns(H_th, v1)
-        J = np.zeros((self.size, self.size))
-        J[r1, c_q] = eye - h * th * (M_inv @ T_th)
-        J[r1, c_v] = -h * eye
-        J[r1, c_gam] = -h * (M_inv @ G_th.T)
-        J[r2, c_q] = h * th * self.system.potential_hessian(q_th)
-        J[r2, c_p] = eye
-        J[r2, c_v] = h * T_th
-        J[r2, c_lam] = -h * C.T
-        J[r2, c_gam] = h * W
-        J[r3, c_p] = -(1.0 - th) * eye
-        J[r3, c_v] = M
-        if start.G is None:
-            J[r2, c_q] -= h * th * weighted_hessians(H_th, lam)
-            J[r4, c_q] = th * G_th
-        else:
-            J[r3, c_lam] = -h * E.T
-            Lam1 = weighted_hessians(self.hessians(q1), lam)
-            J[r2, c_q] -= h * vth * Lam1
-            J[r3, c_q] = h * (1.0 - th) * vth * Lam1
-            J[r4, c_q] = G1
-        J[r5, c_q] = th * W.T
-        J[r5, c_v] = G_th
-        return R, J
 
-    def result(self, x: Vector) -> tuple[NodeState[Vector], dict[str, Vector]]:
-        n, m = self.n, self.m
-        node = NodeState(x[:n].copy(), x[n : 2 * n].copy(), x[2 * n : 3 * n].copy())
-        return node, {"lam": x[3 * n : 3 * n + m].copy(), "gamma": x[3 * n + m :].copy()}
+    def result(self, x: jax.Array) -> tuple[jax.Array, jax.Array, dict[str, jax.Array]]:
+        _, _, v1, lam, gamma = self.unknowns(x)
+        return v1, jnp.zeros(0), {"lam": lam, "gamma": gamma}

@@ -17,23 +17,22 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.discrete_gradient import invariant_discrete_derivative, is_roundoff
+from liemech.discrete_gradient import ROUNDOFF
 from liemech.types import Matrix, Vector
 
 ScalarFunction = Callable[[float], float]
-
-_SECOND_DERIVATIVE_STEP = 1e-5
 
 
 class QuadraticInvariantPotential:
     """V(q) = Σ_i Ṽ_i(π_i(q)), π_i(q) = qᵀA_i q + b_iᵀq, A_i symmetric (n × n).
 
-    ``functions`` are the Ṽ_i, ``derivatives`` the Ṽ_i′, ``second_derivatives`` the Ṽ_i″ (central
-    differences of Ṽ_i′ when omitted; they enter only the Hessian and Newton Jacobians).
+    ``functions`` are the Ṽ_i, ``derivatives`` the Ṽ_i′, ``second_derivatives`` the Ṽ_i″ (by
+    automatic differentiation of Ṽ_i′ when omitted; they enter only ``hessian``).
 
     An instance is a potential callable: ``V(q)`` is traceable by JAX when the Ṽ_i are (plain
     arithmetic or ``jax.numpy``), so it can be the ``potential`` of a MechanicalSystem;
-    ``V.potential(q)`` is the same value as a float, computed with numpy.
+    ``V.potential(q)`` is the same value as a float, computed with numpy. ``discrete_gradient``
+    is traceable too when the Ṽ_i and Ṽ_i′ are (the compiled EM schemes differentiate it).
 
     >>> import numpy as np
     >>> A = np.diag([1.0, 1.0])                       # π = |q|², V = ½k(π − 1)²
@@ -76,8 +75,7 @@ class QuadraticInvariantPotential:
     def _second_derivative(self, i: int, s: float) -> float:
         if self.second_derivatives is not None:
             return float(self.second_derivatives[i](s))
-        d, step = self.derivatives[i], _SECOND_DERIVATIVE_STEP * max(1.0, abs(s))
-        return (float(d(s + step)) - float(d(s - step))) / (2.0 * step)
+        return float(jax.grad(cast(Callable[[jax.Array], jax.Array], self.derivatives[i]))(jnp.asarray(s)))
 
     def invariants(self, q: Vector) -> Vector:
         """π_i(q) = qᵀA_i q + b_iᵀq."""
@@ -112,29 +110,18 @@ class QuadraticInvariantPotential:
             out += self._second_derivative(i, float(s)) * np.outer(w, w) + 2.0 * float(self.derivatives[i](s)) * self.forms[i]
         return out
 
-    def discrete_gradient(self, x: Vector, y: Vector) -> Vector:
-        """D̄V(x, y) of eq. (126); Ṽ_i′ at the mean invariant where π_i(y) − π_i(x) is round-off."""
-        mid = 0.5 * (x + y)
-        out = np.zeros(self.dim)
-        for F, dF, s_x, s_y, w in zip(self.functions, self.derivatives, self.invariants(x), self.invariants(y),
-                                      self.invariant_gradients(mid)):
-            out += invariant_discrete_derivative(F, dF, float(s_x), float(s_y), w)
-        return out
-
-    def discrete_gradient_jacobian(self, x: Vector, y: Vector) -> Matrix:
-        """∂D̄V(x, y)/∂y = Σ_i [c_i A_i + ∇π_i(mid) ∂c_iᵀ] with c_i the difference quotient and
-        ∂c_i = (Ṽ_i′(π_i(y)) − c_i)/(π_i(y) − π_i(x)) ∇π_i(y), or ½Ṽ_i″ ∇π_i(y) in the 0/0 limit."""
-        mid = 0.5 * (x + y)
-        out = np.zeros((self.dim, self.dim))
-        grads_mid, grads_y = self.invariant_gradients(mid), self.invariant_gradients(y)
-        for i, (s_x, s_y) in enumerate(zip(self.invariants(x), self.invariants(y))):
-            s_x, s_y = float(s_x), float(s_y)
+    def discrete_gradient(self, x: ArrayLike, y: ArrayLike) -> jax.Array:
+        """D̄V(x, y) of eq. (126), traceable; Ṽ_i′ at the mean invariant where π_i(y) − π_i(x) is
+        at the round-off level of π_i (the guarded division keeps the derivatives finite)."""
+        q_x, q_y = jnp.asarray(x, dtype=float), jnp.asarray(y, dtype=float)
+        mid = 0.5 * (q_x + q_y)
+        out = jnp.zeros(self.dim)
+        for F, dF, A, b in zip(self.functions, self.derivatives, self.forms, self.linear):
+            # Under tracing the invariants are traced scalars standing in for the floats Ṽ_i takes.
+            s_x, s_y = cast(float, q_x @ A @ q_x + b @ q_x), cast(float, q_y @ A @ q_y + b @ q_y)
             difference = s_y - s_x
-            if is_roundoff(difference, s_x, s_y):
-                c = float(self.derivatives[i](0.5 * (s_x + s_y)))
-                dc = 0.5 * self._second_derivative(i, 0.5 * (s_x + s_y))
-            else:
-                c = (float(self.functions[i](s_y)) - float(self.functions[i](s_x))) / difference
-                dc = (float(self.derivatives[i](s_y)) - c) / difference
-            out += c * self.forms[i] + dc * np.outer(grads_mid[i], grads_y[i])
+            flat = jnp.abs(difference) <= ROUNDOFF * (jnp.abs(s_x) + jnp.abs(s_y))
+            quotient = jnp.where(flat, dF(0.5 * (s_x + s_y)),
+                                 (F(s_y) - F(s_x)) / jnp.where(flat, 1.0, difference))
+            out = out + quotient * (2.0 * (A @ mid) + b)
         return out
