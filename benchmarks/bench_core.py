@@ -29,6 +29,7 @@ from liemech.groups.so3 import exp_matrix  # noqa: E402
 from liemech.systems import (  # noqa: E402
     BallOnTurntable,
     ConstrainedHeavyTop,
+    DoubleSphericalPendulum,
     FourParticles,
     HeavyTop,
     LagrangeTop,
@@ -68,8 +69,11 @@ def per_step_table() -> None:
         ("holonomic heavy top, SO(3)×R³", ConstrainedHeavyTop().problem(), lm.VPRK(lm.lobatto(3)), 0.01, 2000),  # type: ignore[list-item]
         ("vertical disc (SE(2), nonholonomic)", VerticalDisc().problem(), lm.VPRK(lm.lobatto(3)), 0.01, 2000),  # type: ignore[list-item]
         ("ball on a turntable", BallOnTurntable().problem(), lm.VPRK(lm.lobatto(3)), 0.01, 2000),  # type: ignore[list-item]
-        ("four particles (numpy core)", FourParticles().problem(), lm.GGLEnergyMomentum(), 0.01, 200),  # type: ignore[list-item]
-        ("Lagrange top (numpy core)", LagrangeTop().problem(), lm.SimpsonVI(), 0.01, 200),  # type: ignore[list-item]
+        ("four particles (EM)", FourParticles().problem(), lm.GGLEnergyMomentum(), 0.01, 2000),  # type: ignore[list-item]
+        ("four particles (VI-A)", FourParticles().problem(), lm.GGLThetaA(), 0.01, 2000),  # type: ignore[list-item]
+        ("double spherical pendulum (DG)", DoubleSphericalPendulum().problem(), lm.DiscreteGradientMultiplier(),
+         0.001, 2000),  # type: ignore[list-item]
+        ("Lagrange top (Simpson)", LagrangeTop().problem(), lm.SimpsonVI(), 0.01, 2000),  # type: ignore[list-item]
     ]
     for name, problem, method, h, n in cases:
         first, per_step = timed(problem, method, h, n)

@@ -26,16 +26,16 @@ def main() -> None:
             for n in steps:
                 sol = lm.integrate(problem, lm.VPRK(lm.lobatto(s)), h=ball.t_final / n, t_final=ball.t_final)
                 errors_g.append(max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
-                                    for a, b in zip(sol.g[-1], g_ref[-1])))
+                                    for a, b in zip(sol.point(-1), g_ref[-1])))
                 errors_eta.append(float(np.max(np.abs(sol.eta[-1] - eta_ref[-1]))))
-                integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+                integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.points(), sol.eta)])
                 drift = max(drift, float(np.max(np.abs(integrals[:, :3] - integrals[0, :3]))))
             h = [ball.t_final / n for n in steps]
             print(f"{reading:<10}Lobatto-{s:<3}{estimate_order(h, errors_g).slope:>9.2f}"
                   f"{estimate_order(h, errors_eta).slope:>9.2f}{drift:>18.1e}")
     ball = BallOnTurntable()
     sol = lm.integrate(ball.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, n_steps=3000)
-    integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+    integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.points(), sol.eta)])
     deviation = np.abs(integrals - integrals[0])
     print("\nLobatto-3, cay, h = 0.1, t = 300 (physical reading): largest deviation of")
     names = ("ω̃₃", "rω̃₁ − Ωx/(1+a)", "rω̃₂ − Ωy/(1+a)", "moving energy")

@@ -29,13 +29,13 @@ def main() -> None:
             for n in STEPS:
                 method = lm.VPRK(lm.lobatto(s), retraction)
                 sol = lm.integrate(problem, method, h=top.t_final / n, t_final=top.t_final)
-                errors_R.append(float(np.max(np.abs(np.asarray(sol.g[-1][0]) - R_ref[-1]))))
+                errors_R.append(float(np.max(np.abs(np.asarray(sol.point(-1)[0]) - R_ref[-1]))))
                 errors_omega.append(float(np.max(np.abs(sol.eta[-1][:3] - omega_ref))))
-                phi = max(phi, max(float(np.max(np.abs(constraint.value(g)))) for g in sol.g))
+                phi = max(phi, max(float(np.max(np.abs(constraint.value(g)))) for g in sol.points()))
                 tangency = max(tangency, max(float(np.max(np.abs(constraint.trivialised_jacobian(top.group, g) @ e)))
-                                             for g, e in zip(sol.g, sol.eta)))
+                                             for g, e in zip(sol.points(), sol.eta)))
             unconstrained = lm.integrate(reduced.problem(), method, h=top.t_final / STEPS[-1], t_final=top.t_final)
-            gap = float(np.max(np.abs(np.asarray(sol.g[-1][0]) - unconstrained.g[-1])))
+            gap = float(np.max(np.abs(np.asarray(sol.point(-1)[0]) - unconstrained.g[-1])))
             h = [top.t_final / n for n in STEPS]
             print(f"Lobatto-{s:<3}{retraction:<5}{estimate_order(h, errors_R).slope:>9.2f}"
                   f"{estimate_order(h, errors_omega).slope:>9.2f}{phi:>11.1e}{tangency:>11.1e}{gap:>16.1e}")

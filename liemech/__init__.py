@@ -22,6 +22,8 @@ from liemech.integrators import (
     DiscreteGradientAugmentedLagrange,
     DiscreteGradientMultiplier,
     DiscreteGradientPenalty,
+    FinalState,
+    Flow,
     GGLEnergyMomentum,
     GGLThetaA,
     GGLThetaB,
@@ -34,6 +36,7 @@ from liemech.integrators import (
     Solution,
     SolverStats,
     Traits,
+    flow,
     integrate,
 )
 from liemech.mechanics import (
@@ -62,6 +65,8 @@ __all__ = [
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
+    "FinalState",
+    "Flow",
     "GGLEnergyMomentum",
     "GGLThetaA",
     "GGLThetaB",
@@ -95,6 +100,7 @@ __all__ = [
     "Traits",
     "Vector",
     "VectorLike",
+    "flow",
     "gauss",
     "integrate",
     "lobatto",

@@ -6,7 +6,7 @@ from typing import TypeVar
 import numpy as np
 
 from liemech.groups.base import LieGroup
-from liemech.integrators.solution import Solution
+from liemech.integrators.solution import Solution, unstack
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.types import Matrix, Vector
@@ -16,7 +16,7 @@ P = TypeVar("P")
 
 def energy(system: Lagrangian[P], solution: Solution[P]) -> Vector:
     """E_k = ⟨μ_k, η_k⟩ − ℓ(g_k, η_k) at every stored node."""
-    return np.array([system.energy(g, eta) for g, eta in zip(solution.g, solution.eta)])
+    return np.array([system.energy(g, eta) for g, eta in zip(solution.points(), solution.eta)])
 
 
 def spatial_momentum(group: LieGroup[P], g: P, mu: Vector) -> Vector:
@@ -27,7 +27,7 @@ def spatial_momentum(group: LieGroup[P], g: P, mu: Vector) -> Vector:
 
 def momentum_along(group: LieGroup[P], solution: Solution[P], direction: Vector) -> Vector:
     """⟨Ad*_{g_k⁻¹} μ_k, ζ⟩ at every node: the Noether momentum of the symmetry exp(tζ)·g."""
-    return np.array([float(spatial_momentum(group, g, mu) @ direction) for g, mu in zip(solution.g, solution.mu)])
+    return np.array([float(spatial_momentum(group, g, mu) @ direction) for g, mu in zip(solution.points(), solution.mu)])
 
 
 def drift(values: Vector) -> float:
@@ -36,12 +36,14 @@ def drift(values: Vector) -> float:
     return float(np.max(np.abs(values - values[0]), initial=0.0))
 
 
-def velocity_constraint(problem: Problem[P], points: Sequence[P], velocities: Sequence[Vector] | Matrix) -> Matrix:
-    """Row k: B(g_k)η_k, the velocity-level holonomic constraint at (g_k, η_k)."""
+def velocity_constraint(problem: Problem[P], points: list[P] | P, velocities: Sequence[Vector] | Matrix) -> Matrix:
+    """Row k: B(g_k)η_k, the velocity-level holonomic constraint at (g_k, η_k); ``points`` is a list
+    of points or stacked points such as ``sol.g``."""
     c = problem.holonomic
     if c is None:
         raise ValueError("velocity_constraint needs a problem with a holonomic constraint")
-    return np.array([c.trivialised_jacobian(problem.group, g) @ eta for g, eta in zip(points, velocities)])
+    listed = points if isinstance(points, list) else unstack(points)
+    return np.array([c.trivialised_jacobian(problem.group, g) @ eta for g, eta in zip(listed, velocities)])
 
 
 def holonomic_residuals(problem: Problem[P], solution: Solution[P]) -> tuple[Matrix, Matrix, Matrix]:
@@ -51,6 +53,7 @@ def holonomic_residuals(problem: Problem[P], solution: Solution[P]) -> tuple[Mat
     c = problem.holonomic
     if c is None:
         raise ValueError("holonomic_residuals needs a problem with a holonomic constraint")
-    momentum_velocities = [problem.system.velocity(g, mu) for g, mu in zip(solution.g, solution.mu)]
-    return (np.array([c.value(g) for g in solution.g]), velocity_constraint(problem, solution.g, solution.eta),
-            velocity_constraint(problem, solution.g, momentum_velocities))
+    points = solution.points()
+    momentum_velocities = [problem.system.velocity(g, mu) for g, mu in zip(points, solution.mu)]
+    return (np.array([c.value(g) for g in points]), velocity_constraint(problem, points, solution.eta),
+            velocity_constraint(problem, points, momentum_velocities))

@@ -25,7 +25,7 @@ def reference_solution(top: HeavyTop, times: lm.Vector) -> lm.Solution[lm.Matrix
     system = top.system()
     etas = np.array([system.velocity(R, m) for R, m in zip(Rs, mus)])
     zeros = np.zeros(times.size)
-    return lm.Solution(times, Rs, etas, mus, None, lm.SolverStats(zeros, zeros, 0.0))
+    return lm.Solution(times, np.array(Rs), etas, mus, None, lm.SolverStats(zeros, zeros, 0.0))
 
 
 def test_heavy_top_momentum_along_e3_is_the_noether_momentum() -> None:

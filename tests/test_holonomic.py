@@ -26,8 +26,8 @@ def constraint_defects(problem: lm.Problem[lm.Point], sol: lm.Solution[lm.Point]
     """max_k |Φ(g_k)| and max_k |B(g_k) η_k| (η_k = ∂h/∂μ: the tangency condition)."""
     c = problem.holonomic
     assert c is not None
-    phi = max(float(np.max(np.abs(c.value(g)))) for g in sol.g)
-    tangency = max(float(np.max(np.abs(c.trivialised_jacobian(problem.group, g) @ e))) for g, e in zip(sol.g, sol.eta))
+    phi = max(float(np.max(np.abs(c.value(g)))) for g in sol.points())
+    tangency = max(float(np.max(np.abs(c.trivialised_jacobian(problem.group, g) @ e))) for g, e in zip(sol.points(), sol.eta))
     return phi, tangency
 
 
@@ -63,7 +63,7 @@ def test_heavy_top_on_so3_x_r3(s: int, retraction: lm.RetractionKind) -> None:
     errors_R, errors_omega = [], []
     for n in STEPS:
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(s), retraction), h=TOP.t_final / n, t_final=TOP.t_final)
-        errors_R.append(float(np.max(np.abs(np.asarray(sol.g[-1][0]) - R_ref[-1]))))
+        errors_R.append(float(np.max(np.abs(np.asarray(sol.point(-1)[0]) - R_ref[-1]))))
         errors_omega.append(float(np.max(np.abs(sol.eta[-1][:3] - omega_ref))))
         phi, tangency = constraint_defects(problem, sol)  # type: ignore[arg-type]
         assert phi <= 1e-14 and tangency <= 1e-14
@@ -78,7 +78,7 @@ def test_constrained_top_follows_the_unconstrained_model() -> None:
     constrained = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3)), h=h, t_final=T)
     reduced = lm.integrate(TOP.reduced().problem(), lm.VPRK(lm.lobatto(3)), h=h, t_final=T)
     R_ref, _ = TOP.reduced().reference(np.array([T]))
-    gap = max(float(np.max(np.abs(np.asarray(a[0]) - b))) for a, b in zip(constrained.g, reduced.g))
+    gap = max(float(np.max(np.abs(np.asarray(a[0]) - b))) for a, b in zip(constrained.points(), reduced.g))
     error = float(np.max(np.abs(reduced.g[-1] - R_ref[-1])))
     assert gap <= 1e-6 and error <= 1e-6
     assert constrained.lam is not None and constrained.lam.shape == (len(constrained.t), 3)
@@ -114,7 +114,7 @@ def test_energy_has_no_drift_over_10_000_steps(example: str) -> None:
     T, maxima = 250.0, []
     for h in (0.05, 0.025):
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, t_final=T)
-        E = np.array([problem.system.energy(g, e) for g, e in zip(sol.g, sol.eta)])
+        E = np.array([problem.system.energy(g, e) for g, e in zip(sol.points(), sol.eta)])
         error = E - E[0]
         maxima.append(float(np.max(np.abs(error))))
         assert abs(np.polyfit(sol.t, error, 1)[0] * T) <= 0.5 * maxima[-1]

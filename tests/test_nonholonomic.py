@@ -35,9 +35,9 @@ def test_particle_orders(s: int) -> None:
         errors_q.append(float(np.max(np.abs(sol.g[-1] - q_ref[-1]))))
         errors_v.append(float(np.max(np.abs(sol.eta[-1] - v_ref[-1]))))
         errors_lam.append(abs(float(sol.lam[-1, 0]) - float(lam_ref[-1])))
-        constraint = max(abs(float(v[2] - q[1] * v[0])) for q, v in zip(sol.g, sol.eta))
+        constraint = max(abs(float(v[2] - q[1] * v[0])) for q, v in zip(sol.points(), sol.eta))
         assert constraint <= 1e-14
-        energy = np.array([PARTICLE.energy(q, v) for q, v in zip(sol.g, sol.eta)])
+        energy = np.array([PARTICLE.energy(q, v) for q, v in zip(sol.points(), sol.eta)])
         assert float(np.max(np.abs(energy - energy[0]))) <= 10.0 * (PARTICLE.t_final / n) ** (2 * s - 2)
     h = [PARTICLE.t_final / n for n in STEPS]
     assert abs(estimate_order(h, errors_q).slope - (2 * s - 2)) <= 0.15
@@ -92,7 +92,7 @@ def test_disc_energy_stays_bounded() -> None:
     """The constraint is linear and homogeneous, so the energy is a first integral; Lobatto-3 keeps
     its error at O(h⁴) without growth over 2000 steps."""
     sol = lm.integrate(DISC.problem(), lm.VPRK(lm.lobatto(3)), h=0.05, n_steps=2000)
-    E = np.array([DISC.energy(g, xi) for g, xi in zip(sol.g, sol.eta)])
+    E = np.array([DISC.energy(g, xi) for g, xi in zip(sol.points(), sol.eta)])
     error = np.abs(E - E[0])
     assert error.max() <= 1e-5
     assert error[1000:].max() <= 1.2 * error[:1001].max()
@@ -138,10 +138,10 @@ def test_ball_on_turntable(s: int, reading: Literal["physical", "literal"]) -> N
     for n in steps:
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(s)), h=ball.t_final / n, t_final=ball.t_final)
         assert sol.lam is not None
-        errors_g.append(max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(sol.g[-1], g_ref[-1])))
+        errors_g.append(max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(sol.point(-1), g_ref[-1])))
         errors_eta.append(float(np.max(np.abs(sol.eta[-1] - eta_ref[-1]))))
         errors_lam.append(float(np.max(np.abs(sol.lam[-1] - lam_ref[-1]))))
-        integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+        integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.points(), sol.eta)])
         drift = max(drift, float(np.max(np.abs(integrals[:, :3] - integrals[0, :3]))))
     h = [ball.t_final / n for n in steps]
     tolerance = 0.3 if (reading, s) == ("literal", 3) else 0.15  # μ still pre-asymptotic there (spec §9.4)
@@ -157,7 +157,7 @@ def test_ball_moving_energy_is_bounded_over_3000_steps() -> None:
     energy bounded and stationary (its second half no larger than its first)."""
     ball = BallOnTurntable()
     sol = lm.integrate(ball.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, n_steps=3000)
-    integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.g, sol.eta)])
+    integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.points(), sol.eta)])
     deviation = np.abs(integrals - integrals[0])
     assert float(np.max(deviation[:, :3])) <= 1e-12
     moving = deviation[:, 3]
@@ -178,9 +178,9 @@ def test_cvt_energy_bands(level: Literal["low", "high"], total_band: tuple[float
     problem = cvt.problem()
     for h, n_steps in ((0.1, 2000), (math.pi / 10, 636)):
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, n_steps=n_steps)
-        total = np.array([cvt.passenger_energy(q, v) + cvt.driver_energy(q, v) for q, v in zip(sol.g, sol.eta)])
-        passenger = np.array([cvt.passenger_energy(q, v) for q, v in zip(sol.g, sol.eta)])
-        slip = max(abs(float(v[2] + math.sin(q[1]) * v[0])) for q, v in zip(sol.g, sol.eta))
+        total = np.array([cvt.passenger_energy(q, v) + cvt.driver_energy(q, v) for q, v in zip(sol.points(), sol.eta)])
+        passenger = np.array([cvt.passenger_energy(q, v) for q, v in zip(sol.points(), sol.eta)])
+        slip = max(abs(float(v[2] + math.sin(q[1]) * v[0])) for q, v in zip(sol.points(), sol.eta))
         assert slip <= 1e-14
         if h == 0.1:
             assert total_band[0] - 5e-4 <= total.min() and total.max() <= total_band[1] + 5e-4

@@ -8,6 +8,7 @@ from liemech.integrators.ggl_base import InitialGuess
 from liemech.integrators.ggl_energy_momentum import GGLEnergyMomentum, GonzalezEnergyMomentum
 from liemech.integrators.ggl_theta import GGLThetaA, GGLThetaB
 from liemech.integrators.ggl_variational_euler import GGLVariationalEuler
+from liemech.integrators.flow import FinalState, Flow, flow
 from liemech.integrators.integrate import integrate
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
 from liemech.integrators.midpoint_vi import MidpointVI
@@ -23,6 +24,8 @@ __all__ = [
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
+    "FinalState",
+    "Flow",
     "GGLEnergyMomentum",
     "GGLThetaA",
     "GGLThetaB",
@@ -38,5 +41,6 @@ __all__ = [
     "StepReport",
     "Stepper",
     "Traits",
+    "flow",
     "integrate",
 ]

@@ -73,6 +73,11 @@ class CompiledMethod(Method):
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         """The pure step for ``problem``."""
 
+    def outer_failure(self) -> tuple[str, str]:
+        """Reason and hint for ``Status.OUTER_NO_CONVERGENCE``, for a method with an outer
+        iteration around Newton."""
+        return "the outer iteration did not converge", "try a smaller step h"
+
     def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
         """One compiled step at a time (for one-step maps; ``integrate`` runs whole chunks)."""
         return _SingleStepper(problem, self, h)
@@ -100,7 +105,7 @@ class _SingleStepper(Stepper[P]):
         _, node = self._step(self._compiled.start(state), jnp.asarray(self._h))
         node = jax.tree.map(np.asarray, node)
         if int(node.status) != Status.CONVERGED:
-            raise _convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status))
+            raise convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status))
         lam = node.lam if state.lam is not None and node.lam.size else None
         return NodeState(node.g, node.mu, node.eta, lam), StepReport(int(node.iterations), float(node.residual),
                                                                       dict(node.extras))
@@ -146,12 +151,14 @@ REASONS: Final = {
                                 "check it there, or try a smaller step h"),
     Status.SINGULAR_JACOBIAN: ("singular Jacobian", "try a smaller step h or another retraction"),
     Status.NO_CONVERGENCE: ("no convergence", "try a smaller step h"),
+    Status.NONFINITE_STATE: ("the explicit step produced a non-finite state", "reduce h"),
 }
 
 
-def _convergence_error(method: CompiledMethod, step: int, time: float, residual: float,
-                       status: int) -> ConvergenceError:
-    reason, hint = REASONS[Status(status)]
+def convergence_error(method: CompiledMethod, step: int, time: float, residual: float,
+                      status: int) -> ConvergenceError:
+    """The error of a failed step, with a hint that fits the cause."""
+    reason, hint = method.outer_failure() if status == Status.OUTER_NO_CONVERGENCE else REASONS[Status(status)]
     if status == Status.NO_CONVERGENCE:
         reason = f"no convergence in {method.newton.max_iterations} iterations"
         if residual <= STALLED:
@@ -172,7 +179,7 @@ def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int,
         chunks.append(jax.tree.map(np.asarray, nodes))
         step_index, residual, status = (float(v) for v in np.asarray(failure))
         if status != Status.CONVERGED:
-            raise _convergence_error(method, int(step_index), int(step_index) * h, residual, int(status))
+            raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status))
         if done is not None:
             done(min(first + CHUNK, n_steps))
     stacked: Node = jax.tree.map(lambda *parts: np.concatenate(parts)[:n_steps], *chunks)

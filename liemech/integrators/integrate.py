@@ -4,13 +4,14 @@ import math
 from collections.abc import Callable
 import sys
 import time
-from typing import TypeVar
+from typing import TypeVar, cast
 
+import jax
 import numpy as np
 
 from liemech.integrators.compiled import CompiledMethod, run
 from liemech.integrators.method import Method, NodeState
-from liemech.integrators.solution import Solution, SolverStats
+from liemech.integrators.solution import Solution, SolverStats, stack
 from liemech.mechanics.problem import Problem
 from liemech.types import Vector, VectorLike
 
@@ -94,14 +95,14 @@ def integrate(
             etas.append(state.eta)
             mus.append(state.mu)
             lams.append(state.lam)
-            iters.append(report.iterations)
-            residuals.append(report.residual)
             for name, value in report.extras.items():
                 extras.setdefault(name, []).append(value)
+        iters.append(report.iterations)
+        residuals.append(report.residual)
         report_progress(k + 1)
     stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
     lam = None if state.lam is None or lam0 is None else np.array(lams, dtype=np.float64)
-    return Solution(np.array(t), gs, np.array(etas), np.array(mus), lam, stats,
+    return Solution(np.array(t), stack(gs), np.array(etas), np.array(mus), lam, stats,
                     {name: np.array(rows, dtype=np.float64) for name, rows in extras.items()})
 
 
@@ -116,13 +117,9 @@ def _integrate_compiled(problem: Problem[P], method: CompiledMethod, h: float, n
     def with_start(start: Vector, rows: VectorLike) -> Vector:
         return np.concatenate([np.asarray(start, dtype=np.float64)[None], rows[kept]])
 
-    if isinstance(problem.g0, tuple):
-        factors = [with_start(g0, rows) for g0, rows in zip(problem.g0, nodes.g)]  # type: ignore[call-overload]
-        gs: list[P] = [tuple(f[k] for f in factors) for k in range(len(kept) + 1)]  # type: ignore[misc]
-    else:
-        gs = list(with_start(problem.g0, nodes.g))  # type: ignore[arg-type]
-    stats = SolverStats(np.concatenate([[0.0], nodes.iterations[kept].astype(np.float64)]),
-                        np.concatenate([[0.0], nodes.residual[kept]]), time.perf_counter() - started)
+    gs = cast(P, jax.tree.map(with_start, problem.g0, nodes.g))
+    stats = SolverStats(np.concatenate([[0.0], nodes.iterations.astype(np.float64)]),
+                        np.concatenate([[0.0], nodes.residual]), time.perf_counter() - started)
     lam = None if lam0 is None or nodes.lam.shape[-1] == 0 else with_start(lam0, nodes.lam)
     return Solution(np.concatenate([[0.0], (kept + 1) * h]), gs, with_start(problem.eta0, nodes.eta),
                     with_start(problem.mu0, nodes.mu), lam, stats,

@@ -3,13 +3,17 @@
 import functools
 from typing import Generic, TypeVar
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
+from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
@@ -79,29 +83,10 @@ class Problem(Generic[P]):
 
     @functools.cached_property
     def lam0(self) -> Vector | None:
-        """The consistent multiplier λ(0) of the continuous equations (None without constraints).
-
-        From d²Φ/dt² = 0 with μ̇ = ad*_η μ + f + Bᵀλ and μ = μ(g, η):
-        λ = −(B M⁻¹ Bᵀ)⁻¹ [B M⁻¹ (ad*_η μ + f − M_g η) + (ηᵀ Hess_k η)_k], M = ∂μ/∂η, M_g = ∂μ/∂g.
-        """
-        group, L, g, eta, mu = self.group, self.system, self.g0, self.eta0, self.mu0
-        M = L.momentum_d_eta(g, eta)
-        drive = group.ad_star(eta, mu) + L.force(g, eta) - L.momentum_d_g(g, eta) @ eta
-        if self.nonholonomic is not None:
-            # d/dt φ(g, η) = (∂φ/∂g) η + (∂φ/∂η) η̇ = 0 with M η̇ = drive + (∂φ/∂η)ᵀλ (spec 004-Lie §2.2)
-            D = self.nonholonomic.derivative_eta(g, eta)
-            M_inv_Dt = np.linalg.solve(M, D.T)
-            rate = self.nonholonomic.derivative_g(group, g, eta) @ eta + D @ np.linalg.solve(M, drive)
-            lam_nh: Vector = -np.asarray(np.linalg.solve(D @ M_inv_Dt, rate), dtype=np.float64)
-            return lam_nh
-        if self.holonomic is None:
-            return None
-        B = self.holonomic.trivialised_jacobian(group, g)
-        hess = self.holonomic.trivialised_hessians(group, g)
-        M_inv_Bt = np.linalg.solve(M, B.T)
-        curvature = np.einsum("a,kab,b->k", eta, hess, eta)
-        lam: Vector = -np.linalg.solve(B @ M_inv_Bt, B @ np.linalg.solve(M, drive) + curvature)
-        return lam
+        """The consistent multiplier λ(0) of the continuous equations (None without constraints);
+        see ``consistent_multiplier``."""
+        lam = consistent_multiplier(self.system, self.holonomic, self.nonholonomic, self.g0, self.eta0)
+        return None if lam is None else np.array(lam, dtype=np.float64)
 
     @functools.cached_property
     def n_constraints(self) -> int:
@@ -111,6 +96,34 @@ class Problem(Generic[P]):
         if self.nonholonomic is not None:
             return int(self.nonholonomic.value(self.g0, self.eta0).shape[0])
         return 0
+
+
+def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[P] | None,
+                          nonholonomic: NonholonomicConstraint[P] | None, g: P, eta: ArrayLike) -> jax.Array | None:
+    """The multiplier λ of the continuous equations at (g, η), traceable (None without constraints).
+
+    With μ̇ = ad*_η μ + f + Bᵀλ, μ = μ(g, η), M = ∂μ/∂η, M_g = ∂μ/∂g and d = ad*_η μ + f − M_g η:
+    holonomic Φ, from d²Φ/dt² = 0 (B = L*DΦ): λ = −(B M⁻¹ Bᵀ)⁻¹ [B M⁻¹ d + (ηᵀ Hess_k η)_k];
+    nonholonomic φ, from dφ/dt = (∂φ/∂g) η + (∂φ/∂η) η̇ = 0 (D = ∂φ/∂η):
+    λ = −(D M⁻¹ Dᵀ)⁻¹ [(∂φ/∂g) η + D M⁻¹ d].
+    """
+    if holonomic is None and nonholonomic is None:
+        return None
+    group, eta = system.group, jnp.asarray(eta, dtype=float)
+    mu = jnp.asarray(system.momentum(g, eta))
+    M = jnp.asarray(system.momentum_d_eta(g, eta))
+    drive = (jnp.asarray(group.ad_star(eta, mu)) + jnp.asarray(system.force(g, eta))
+             - jnp.asarray(system.momentum_d_g(g, eta)) @ eta)
+    if nonholonomic is not None:
+        D = derivative_in_eta(nonholonomic.phi, g, eta)
+        rate = trivialised_jacobian(group, lambda x: nonholonomic.phi(x, eta), g) @ eta
+    else:
+        assert holonomic is not None
+        D = trivialised_jacobian(group, holonomic.phi, g)
+        hessians = trivialised_jacobian(group, lambda x: trivialised_jacobian(group, holonomic.phi, x), g)
+        rate = jnp.einsum("a,kab,b->k", eta, hessians, eta)
+    lam: jax.Array = -jnp.linalg.solve(D @ jnp.linalg.solve(M, D.T), rate + D @ jnp.linalg.solve(M, drive))
+    return lam
 
 
 def _full_row_rank(J: Matrix, m: int, dim: int, what: str, remedy: str) -> None:

@@ -1,5 +1,5 @@
 """Nonlinear solvers shared by every implicit method."""
 
-from liemech.solvers.newton import ConvergenceError, NewtonOptions, NewtonResult, solve
+from liemech.solvers.newton import ConvergenceError, NewtonOptions
 
-__all__ = ["ConvergenceError", "NewtonOptions", "NewtonResult", "solve"]
+__all__ = ["ConvergenceError", "NewtonOptions"]

@@ -1,8 +1,8 @@
 """Newton's method inside a compiled step: ``lax.while_loop`` to round-off, failures as data.
 
-The stopping rule is that of ``NewtonOptions`` (and of the eager solver, ``newton.solve``), so
-iteration counts agree: with ``tol=None`` the loop stops once ‖r‖∞ ≤ ``roundoff_factor``·eps·scale
-or the residual stops decreasing below √eps·scale, and applies one last update. ``scale`` is the
+The stopping rule is that of ``NewtonOptions``: with ``tol=None`` the loop stops once
+‖r‖∞ ≤ ``roundoff_factor``·eps·scale or the residual stops decreasing below √eps·scale, and
+applies one last update. ``scale`` is the
 size of the terms that make up the equations (for the momentum equations, max(1, ‖μ‖∞)), never
 the size of the unknowns, so an unbounded angle cannot loosen the test.
 """
@@ -26,6 +26,8 @@ class Status(IntEnum):
     NONFINITE_RESIDUAL = 2
     SINGULAR_JACOBIAN = 3
     NO_CONVERGENCE = 4
+    NONFINITE_STATE = 5  # an explicit step overflowed (no equations were solved)
+    OUTER_NO_CONVERGENCE = 6  # a method's own outer iteration (around Newton) did not converge
 
 
 class NewtonOutcome(NamedTuple):

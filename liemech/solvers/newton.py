@@ -1,14 +1,9 @@
-"""Newton's method on the stacked step equations, iterated to round-off by default."""
+"""Newton's options (the stopping rule every compiled step uses) and the error of a failed step."""
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal
 
 import numpy as np
-from scipy.linalg.lapack import dgetrf, dgetrs
-from numpy.typing import NDArray
-
-from liemech.types import Matrix, Vector
 
 EPS: Final = float(np.finfo(np.float64).eps)
 
@@ -23,7 +18,7 @@ class ConvergenceError(RuntimeError):
         self.residual = residual
         self.hint = hint
         super().__init__(
-            f"Newton failed at step {step} (t = {time:.6g}): {reason}; residual ‖r‖∞ = {residual:.3e}. "
+            f"step {step} (t = {time:.6g}) failed: {reason}; residual ‖r‖∞ = {residual:.3e}. "
             f"{hint[0].upper()}{hint[1:]}."
         )
 
@@ -65,73 +60,3 @@ class NewtonOptions:
         Newton update, the update also applied (and counted) in the checking iteration, at most
         40 iterations; the regression iteration counts of spec 000 §D use it."""
         return cls(tol=1e-9, max_iterations=40, jacobian="every", update_after_check=True)
-
-
-@dataclass(frozen=True)
-class NewtonResult:
-    x: Vector
-    iterations: int
-    residual: float
-
-
-LUFactors: TypeAlias = tuple[Matrix, NDArray[np.int32]]
-
-ResidualAndJacobian = Callable[[Vector, bool], tuple[Vector, Matrix | None]]
-"""x, need_jacobian ↦ (r(x), J(x) if need_jacobian else None)."""
-
-
-def solve(
-    residual_and_jacobian: ResidualAndJacobian,
-    x0: Vector,
-    options: NewtonOptions,
-    scale: float,
-    step: int,
-    time: float,
-) -> NewtonResult:
-    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x) (dense LU); ``scale`` sizes round-off."""
-    x = np.array(x0, dtype=np.float64)
-    roundoff = options.roundoff_factor * EPS * max(scale, 1.0)
-    plateau = np.sqrt(EPS) * max(scale, 1.0)
-    previous = np.inf
-    factors: LUFactors | None = None
-    for iteration in range(options.max_iterations + 1):
-        refresh = factors is None or options.jacobian == "every"
-        r, J = residual_and_jacobian(x, refresh)
-        norm = float(np.max(np.abs(r)))
-        if not np.isfinite(norm):
-            raise ConvergenceError(step, time, norm, f"non-finite residual after {iteration} iterations")
-        if refresh:
-            assert J is not None
-            factors = _factorise(J, step, time, norm)
-        assert factors is not None
-        if options.tol is not None:
-            if norm <= options.tol:
-                if options.update_after_check:
-                    return NewtonResult(x - _lu_solve(factors, r, step, time, norm), iteration + 1, norm)
-                return NewtonResult(x, iteration, norm)
-        elif norm <= roundoff or (norm >= previous and norm <= plateau):
-            return NewtonResult(x - _lu_solve(factors, r, step, time, norm), iteration + 1, norm)
-        if iteration == options.max_iterations:
-            break
-        x = x - _lu_solve(factors, r, step, time, norm)
-        previous = norm
-    raise ConvergenceError(step, time, norm, f"no convergence in {options.max_iterations} iterations")
-
-
-def _factorise(J: Matrix, step: int, time: float, norm: float) -> LUFactors:
-    if not np.all(np.isfinite(J)):
-        raise ConvergenceError(step, time, norm, "non-finite Jacobian")
-    # LAPACK directly: scipy.linalg.lu_factor/lu_solve add ~15 µs of checks per call, which is
-    # as much as the factorisation of a step's small system.
-    lu, piv, info = dgetrf(J)
-    if info > 0:
-        raise ConvergenceError(step, time, norm, "singular Jacobian")
-    return np.asarray(lu, dtype=np.float64), np.asarray(piv, dtype=np.int32)
-
-
-def _lu_solve(factors: LUFactors, r: Vector, step: int, time: float, norm: float) -> Vector:
-    solution, _ = dgetrs(factors[0], factors[1], r)
-    dx = np.asarray(solution, dtype=np.float64)
-    if not np.all(np.isfinite(dx)):
-        raise ConvergenceError(step, time, norm, "singular Jacobian (non-finite update)")
-    return dx
