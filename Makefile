@@ -23,4 +23,4 @@ demo: $(VENV)/.installed-base
 
 test: $(VENV)/.installed-dev
 	$(PY) -m mypy --strict liemech examples tests
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
