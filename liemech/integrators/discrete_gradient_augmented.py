@@ -21,7 +21,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledStep, Node, node
+from liemech.integrators.compiled import Node, node
 from liemech.integrators.discrete_gradient_base import EnergyConservingMethod, checked_penalty
 from liemech.integrators.discrete_gradient_penalty import PenaltyCarry, PenaltyEquations, Subproblem
 from liemech.integrators.method import NodeState
@@ -68,9 +68,8 @@ class DiscreteGradientAugmentedLagrange(EnergyConservingMethod):
         return ("DiscreteGradientAugmentedLagrange", self.tol, self.variant, self.warm_start, self.max_iterations,
                 self.newton)
 
-    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
-        equations = AugmentedLagrangeEquations(self, problem)
-        return CompiledStep(equations.step, equations.start)
+    def equations(self, problem: Problem[P]) -> "AugmentedLagrangeEquations":
+        return AugmentedLagrangeEquations(self, problem)
 
 
 class _Uzawa(NamedTuple):

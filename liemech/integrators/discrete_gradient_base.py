@@ -6,18 +6,27 @@ Every scheme writes its step equations once, with ``jax.numpy``, from U and g; t
 and Newton's Jacobian come from automatic differentiation.
 """
 
-from typing import TypeVar
+from abc import abstractmethod
+from typing import Any, Protocol, TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.integrators.compiled import CompiledMethod
+from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node
 from liemech.integrators.flat import constrained_mechanics
-from liemech.integrators.method import Traits
+from liemech.integrators.method import NodeState, Traits
 from liemech.mechanics.problem import Problem
 
 P = TypeVar("P")
+
+
+class StepEquations(Protocol):
+    """A scheme's step equations for one problem: the pure step and the carry at a node."""
+
+    def step(self, carry: object, h: jax.Array) -> tuple[object, Node]: ...
+
+    def start(self, state: NodeState[Any]) -> object: ...
 
 
 class EnergyConservingMethod(CompiledMethod):
@@ -30,6 +39,14 @@ class EnergyConservingMethod(CompiledMethod):
     def traits(self) -> Traits:
         return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True,
                       constraints_at_step_end=("position",) if self.exact_constraint else ())
+
+    @abstractmethod
+    def equations(self, problem: Problem[P]) -> StepEquations:
+        """The step equations for ``problem`` (TypeError or ValueError if the scheme cannot take it)."""
+
+    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
+        equations = self.equations(problem)
+        return CompiledStep(equations.step, equations.start)
 
 
 class ConstrainedHamiltonian:

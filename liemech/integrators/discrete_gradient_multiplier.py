@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 
 from liemech.discrete_gradient import quotients
-from liemech.integrators.compiled import CompiledStep, Node, node
+from liemech.integrators.compiled import Node, node
 from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, EnergyConservingMethod
 from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
@@ -41,12 +41,8 @@ class DiscreteGradientMultiplier(EnergyConservingMethod):
         return ("DiscreteGradientMultiplier", self.newton)
 
     def equations(self, problem: Problem[P]) -> "MultiplierEquations":
-        """The step equations for ``problem`` (TypeError or ValueError if the scheme cannot take it)."""
         return MultiplierEquations(self, problem)
 
-    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
-        equations = self.equations(problem)
-        return CompiledStep(equations.step, equations.start)
 
 
 class _Carry(NamedTuple):

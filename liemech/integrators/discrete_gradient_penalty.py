@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from liemech.discrete_gradient import quotients
-from liemech.integrators.compiled import CompiledStep, Node, node
+from liemech.integrators.compiled import Node, node
 from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, EnergyConservingMethod, checked_penalty
 from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
@@ -46,12 +46,8 @@ class DiscreteGradientPenalty(EnergyConservingMethod):
         return ("DiscreteGradientPenalty", self.newton)  # μ is an argument of the step (PenaltyCarry)
 
     def equations(self, problem: Problem[P]) -> "PenaltyEquations":
-        """The step equations for ``problem`` (TypeError or ValueError if the scheme cannot take it)."""
         return PenaltyEquations(problem, self.mu, self.newton, "midpoint", self.name)
 
-    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
-        equations = self.equations(problem)
-        return CompiledStep(equations.step, equations.start)
 
 
 class PenaltyCarry(NamedTuple):
