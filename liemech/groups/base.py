@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.validation import checked_vector
+from liemech.groups.validation import checked_vector, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -71,6 +71,7 @@ class LieGroup(ABC, Generic[P]):
     @array_method
     def ad_star(self, xi: VectorLike, mu: VectorLike) -> Vector:
         """ad*_ξ μ = ad(ξ)ᵀ μ (no minus sign; the Euler–Poincaré force μ̇ = ad*_η μ + f)."""
+        expect_shape(mu, (self.dim,), "mu")
         return self.ad(xi).T @ mu
 
     @abstractmethod
@@ -147,6 +148,7 @@ class Retraction(ABC, Generic[P]):
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """The bilinear map ddτ(ξ, ·)(·) as an array T with T[:, :, l] = ddτ(ξ, e_l), so that
         ddτ(ξ, η) = T @ η. Retractions may override this for speed."""
+        expect_shape(xi, (self.group.dim,), "xi")
         return jnp.stack([self.ddtau(xi, e) for e in np.eye(self.group.dim)], axis=2)
 
     def __repr__(self) -> str:

@@ -1,11 +1,13 @@
 """Rⁿ as an additive group: points and algebra vectors are the same (n,) vectors."""
 
+from typing import SupportsIndex
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
-from liemech.groups.validation import checked_vector, expect_shape
+from liemech.groups.validation import checked_count, checked_vector, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -13,10 +15,8 @@ from liemech.types import Matrix, Vector, VectorLike
 class Rn(LieGroup[Vector]):
     """(Rⁿ, +): compose = addition, Ad = I, ad = 0; both retractions are the identity map."""
 
-    def __init__(self, n: int) -> None:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"n must be a positive integer, got {n!r}")
-        self._n = n
+    def __init__(self, n: SupportsIndex) -> None:
+        self._n = checked_count(n, "n")
 
     @property
     def dim(self) -> int:

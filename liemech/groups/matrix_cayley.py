@@ -81,6 +81,7 @@ class MatrixCayley(Retraction[Matrix]):
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
+        expect_shape(eta, (self._group.dim,), "eta")
         Y = self._group.hat(eta)
         left = Y @ _solve(minus, self._basis)  # Y (I − X/2)⁻¹ Δ_j
         right = self._basis @ _solve(plus, Y)  # Δ_j (I + X/2)⁻¹ Y

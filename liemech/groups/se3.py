@@ -116,6 +116,7 @@ class SE3Exp(Retraction[Matrix]):
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
         """dτ⁻¹ · M, where dτ η = (J η_v + B η_ω, J η_ω) differentiated along δ = (δv, δω) gives
         M = [[K(ω, η_ω), K(ω, η_v) + L(ω, v, η_ω)], [0, K(ω, η_ω)]] (K, L from so3)."""
+        expect_shape(xi, (6,), "xi")
         expect_shape(eta, (6,), "eta")
         w, v = xi[3:], xi[:3]
         upper = so3.dexp_derivative(w, eta[:3]) + so3.dexp_second_derivative(w, v, eta[3:])

@@ -293,6 +293,7 @@ class SO3Cayley(Retraction[Matrix]):
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         """ddτ(ξ, η) = −2/(4+θ²) [η ξᵀ − dτ⁻¹(ξ) η̂] (spec 004-Lie §1.7(c))."""
+        expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         c = -2.0 / (4.0 + jnp.dot(xi, xi))
         return c * (jnp.outer(eta, jnp.asarray(xi, dtype=float)) - self.dtau_inv(xi) @ hat3(eta))

@@ -24,9 +24,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.euclidean import Rn
+from liemech.groups.so3 import exp_matrix, skew
+from liemech.groups.validation import check_rotation
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.method import NodeState, Traits
+from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.solvers.compiled_newton import Status
@@ -60,15 +61,45 @@ class BobenkoSurisTop(CompiledMethod):
     def cache_key(self) -> Hashable:
         return ("BobenkoSurisTop",)
 
-    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
-        if not isinstance(problem.group, Rn) or problem.group.dim != 12:
+    @property
+    def scope(self) -> Scope:
+        return Scope(groups="Rn", holonomic="optional", nonholonomic="refused", inertia="constant")
+
+    def check(self, problem: Problem[P]) -> None:
+        """The scope, and a configuration space Rn(12) (the director top's)."""
+        super().check(problem)
+        if problem.group.dim != 12:
             raise TypeError(f"{self.name} works on the director top, q = [φ; d₁; d₂; d₃] in Rn(12); "
                             f"got {problem.group!r}")
-        system = problem.system
-        if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
-            raise TypeError(f"{self.name} needs a MechanicalSystem with a constant inertia matrix")
-        scheme = BobenkoSurisStep(cast(MechanicalSystem[Vector], system), cast(Vector, problem.g0))
+
+    def compiled_step(self, problem: Problem[P]) -> CompiledStep:
+        self.check(problem)
+        scheme = BobenkoSurisStep(cast(Problem[Vector], problem))
         return CompiledStep(scheme.step, scheme.start)
+
+
+def _check_rigid(problem: Problem[Vector], ell: float) -> None:
+    """ValueError unless g0 holds an orthonormal right-handed frame, η₀ is a rigid rotation of it
+    about the tip (q̇_i = ω × q_i), and the problem's holonomic constraint holds on every rotated
+    frame: BS99 keeps the frame rigid and ignores any other constraint."""
+    q0, v0 = problem.g0, problem.eta0
+    frame = q0[3:].reshape(3, 3)  # rows d₁, d₂, d₃
+    check_rotation(frame, "the director frame (d₁, d₂, d₃) of g0")
+    # v_i = ω × q_i = −q̂_i ω for the four blocks: ω by least squares, then the defect.
+    stacked = np.concatenate([-skew(q) for q in q0.reshape(4, 3)])
+    omega = np.linalg.lstsq(stacked, v0, rcond=None)[0]
+    defect = float(np.max(np.abs(stacked @ omega - v0)))
+    if defect > 1e-9 * max(1.0, float(np.max(np.abs(v0)))):
+        raise ValueError(f"BobenkoSurisTop needs a rigid rotation about the tip, q̇_i = ω × q_i: eta0 differs "
+                         f"from the nearest one by {defect:.3e}")
+    if problem.holonomic is not None:
+        for angle in (np.array([0.3, -0.2, 0.5]), np.array([-1.1, 0.4, 0.7]), np.array([0.0, 2.0, -0.3])):
+            rotated = (q0.reshape(4, 3) @ exp_matrix(angle).T).ravel()
+            violation = float(np.max(np.abs(problem.holonomic.value(rotated))))
+            if violation > 1e-8 * max(1.0, ell):
+                raise ValueError("BobenkoSurisTop honours only the director top's constraints (an orthonormal "
+                                 "frame with φ = ℓd₃); the problem's holonomic constraint is violated by a rigid "
+                                 f"rotation of g0 about the tip (|Φ| = {violation:.3e})")
 
 
 class _Carry(NamedTuple):
@@ -80,9 +111,12 @@ class _Carry(NamedTuple):
 
 class BobenkoSurisStep:
     """The explicit BS99 step of one director top, checked once (ValueError if the problem is not
-    one)."""
+    one: mass matrix, potential, tip, an orthonormal frame moving rigidly, and constraints that a
+    rigid rotation about the tip keeps, the only ones BS99 honours)."""
 
-    def __init__(self, system: MechanicalSystem[Vector], q0: Vector) -> None:
+    def __init__(self, problem: Problem[Vector]) -> None:
+        system = cast(MechanicalSystem[Vector], problem.system)
+        q0 = problem.g0
         M = system.constant_inertia
         assert M is not None
         blocks = [M[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] for i in range(4)]
@@ -101,6 +135,7 @@ class BobenkoSurisStep:
         ell = float(np.linalg.norm(q0[:3]))
         if not np.allclose(q0[:3], ell * q0[9:], rtol=0.0, atol=_TOL * max(1.0, ell)):
             raise ValueError("BobenkoSurisTop needs the tip at the origin, φ = ℓ d₃")
+        _check_rigid(problem, ell)
         self.M = jnp.asarray(M)
         self.weight = float(weight[2])  # mg
         self.mass, self.transverse_at_centre = mass, E2 + E3  # I₁′ = I₁ + mℓ², I₁ = E₂ + E₃

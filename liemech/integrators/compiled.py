@@ -10,6 +10,7 @@ freezes the state; ``run`` then raises ``ConvergenceError`` with the step, time 
 
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, TypeVar
 
 import jax
@@ -20,13 +21,13 @@ import numpy as np
 from liemech.integrators.method import Method, NodeState, Stepper, StepReport
 from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
-from liemech.solvers.newton import ConvergenceError, NewtonOptions
+from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_options
 
 P = TypeVar("P")
 
 CHUNK: Final = 128
-"""Steps per compiled chunk: one compilation serves every run length; the steps of the last chunk
-past the end of the run are skipped by ``lax.cond``."""
+"""Steps per compiled chunk: one compilation serves every run length; the last chunk stops at the
+run's end."""
 
 
 STALLED: Final = 1e-8
@@ -52,11 +53,31 @@ Step = Callable[[object, jax.Array], tuple[object, Node]]
 least the fields g, mu and lam of the node it sits at."""
 
 
-class CompiledStep(NamedTuple):
-    """A method's pure step for one problem, and the carry that starts it from a node state."""
+@dataclass(frozen=True)
+class CompiledStep:
+    """A method's pure step for one problem, and the carry that starts it from a node state. The
+    step is wrapped in ``finite_nodes`` here, once for every caller (integrate, flow, …)."""
 
     step: Step
     start: Callable[[NodeState[Any]], object]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "step", finite_nodes(self.step))
+
+
+def finite_nodes(step: Step) -> Step:
+    """``step`` with every node checked: a solved step whose node (g, μ, η, λ or an extra) is not
+    finite everywhere reports ``Status.NONFINITE_STATE``, so that no run, the last step included,
+    returns a NaN or inf."""
+
+    def checked(carry: object, h: jax.Array) -> tuple[object, Node]:
+        new_carry, node = step(carry, h)
+        leaves = jax.tree.leaves((node.g, node.mu, node.eta, node.lam, node.extras))
+        finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
+        status = jnp.where((node.status == Status.CONVERGED) & ~finite, Status.NONFINITE_STATE, node.status)
+        return new_carry, node._replace(status=status.astype(jnp.int32))
+
+    return checked
 
 
 class CompiledMethod(Method):
@@ -78,6 +99,12 @@ class CompiledMethod(Method):
         iteration around Newton."""
         return "the outer iteration did not converge", "try a smaller step h"
 
+    def check(self, problem: Problem[P]) -> None:
+        """``Method.check``, and ``newton`` a NewtonOptions (for a method with a Newton solve)."""
+        super().check(problem)
+        if hasattr(self, "newton"):
+            newton_options(self.newton, NewtonOptions())
+
     def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
         """One compiled step at a time (for one-step maps; ``integrate`` runs whole chunks)."""
         return _SingleStepper(problem, self, h)
@@ -86,7 +113,8 @@ class CompiledMethod(Method):
 def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
               build: Callable[[Step], Callable[..., Any]]) -> tuple[CompiledStep, Callable[..., Any]]:
     """The method's step for ``problem`` and its compiled form, built once per system, constraints
-    and method (the initial data enter as arguments)."""
+    and method (the initial data enter as arguments), after ``method.check(problem)``."""
+    method.check(problem)
     compiled_step = method.compiled_step(problem)
     key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic)
     cache = problem.system.compiled_steps
@@ -113,26 +141,40 @@ class _SingleStepper(Stepper[P]):
 
 class _Chunk(NamedTuple):
     carry: object
-    nodes: Node
+    nodes: Node  # CHUNK nodes; those past the run's end or after a failure are zeros
     failure: jax.Array  # (step, residual, status) of the first failed step; status 0 if none
 
 
+class _Loop(NamedTuple):
+    k: jax.Array
+    carry: object
+    nodes: Node
+    failure: jax.Array
+
+
 def _chunk_runner(step: Step) -> Callable[..., _Chunk]:
+    # Jitted once so that finding the node's shapes and running the step share one trace.
+    traced_step = jax.jit(step)
+
     def run_chunk(carry: object, h: jax.Array, first: jax.Array, n_steps: jax.Array,
                   failure: jax.Array) -> _Chunk:
-        def body(state: tuple[object, jax.Array], k: jax.Array) -> tuple[tuple[object, jax.Array], Node]:
-            carry, failure = state
-            active = (first + k < n_steps) & (failure[2] == Status.CONVERGED)
-            new_carry, node = jax.lax.cond(active, lambda c: step(c, h), lambda c: (c, idle), carry)
-            failed = active & (node.status != Status.CONVERGED)
-            kept = jax.tree.map(lambda old, new: jnp.where(failed, old, new), carry, new_carry)
-            failure = jnp.where(failed, jnp.stack([first + k, node.residual, 1.0 * node.status]), failure)
-            return (kept, failure), node
+        def running(loop: _Loop) -> jax.Array:
+            return (loop.k < CHUNK) & (first + loop.k < n_steps) & (loop.failure[2] == Status.CONVERGED)
 
-        # The node of a skipped step (past the end of the run, or after a failure): never stored.
-        idle = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), jax.eval_shape(step, carry, h)[1])
-        (carry, failure), nodes = jax.lax.scan(body, (carry, failure), jnp.arange(CHUNK))
-        return _Chunk(carry, nodes, failure)
+        def body(loop: _Loop) -> _Loop:
+            new_carry, node = traced_step(loop.carry, h)
+            failed = node.status != Status.CONVERGED
+            nodes = jax.tree.map(lambda stored, leaf: stored.at[loop.k].set(leaf), loop.nodes, node)
+            failure = jnp.where(failed, jnp.stack([first + loop.k, node.residual, 1.0 * node.status]), loop.failure)
+            kept = jax.tree.map(lambda old, new: jnp.where(failed, old, new), loop.carry, new_carry)
+            return _Loop(loop.k + 1, kept, nodes, failure)
+
+        # A while loop rather than a scan: the last chunk stops at the run's end (or at a failure)
+        # without a conditional around every step.
+        shapes = jax.eval_shape(traced_step, carry, h)[1]
+        nodes = jax.tree.map(lambda leaf: jnp.zeros((CHUNK, *leaf.shape), leaf.dtype), shapes)
+        end = jax.lax.while_loop(running, body, _Loop(jnp.asarray(0), carry, nodes, failure))
+        return _Chunk(end.carry, end.nodes, end.failure)
 
     return jax.jit(run_chunk)
 
@@ -149,10 +191,26 @@ REASONS: Final = {
     Status.NONFINITE_RESIDUAL: ("non-finite residual",
                                 "a potential, force or constraint returned NaN or inf at a stage point: "
                                 "check it there, or try a smaller step h"),
-    Status.SINGULAR_JACOBIAN: ("singular Jacobian", "try a smaller step h or another retraction"),
+    Status.SINGULAR_JACOBIAN: ("singular Jacobian",
+                               "the step equations are singular there (redundant constraints, or a singular "
+                               "inertia at a stage point?); else try a smaller step h"),
     Status.NO_CONVERGENCE: ("no convergence", "try a smaller step h"),
-    Status.NONFINITE_STATE: ("the explicit step produced a non-finite state", "reduce h"),
+    Status.NONFINITE_STATE: ("the step produced a non-finite state",
+                             "a potential, force, inertia or constraint returned NaN or inf during the step "
+                             "(check them near the last node reached), or the state overflowed: then try a "
+                             "smaller step h"),
 }
+
+
+def stalled_hint(newton: NewtonOptions) -> str:
+    """The hint for a Newton solve that ran out of iterations with its residual near round-off: a
+    tolerance below round-off, a frozen Jacobian or too few iterations, never the step size."""
+    if newton.tol is not None:
+        return (f"the residual stalled near round-off above tol = {newton.tol:g}: loosen tol, or use tol=None "
+                "to iterate to round-off")
+    if newton.jacobian == "first":
+        return "the residual stalled near round-off: try NewtonOptions(jacobian='every') or a larger max_iterations"
+    return "the residual stalled near round-off: try a larger max_iterations"
 
 
 def convergence_error(method: CompiledMethod, step: int, time: float, residual: float,
@@ -161,8 +219,9 @@ def convergence_error(method: CompiledMethod, step: int, time: float, residual: 
     reason, hint = method.outer_failure() if status == Status.OUTER_NO_CONVERGENCE else REASONS[Status(status)]
     if status == Status.NO_CONVERGENCE:
         reason = f"no convergence in {method.newton.max_iterations} iterations"
-        if residual <= STALLED:
-            hint = "the residual stalled near round-off: try NewtonOptions(jacobian='every') or a larger max_iterations"
+        hint = stalled_hint(method.newton) if residual <= STALLED else "try a smaller step h or a larger max_iterations"
+    if status == Status.SINGULAR_JACOBIAN and getattr(method, "retraction", None) is not None:
+        hint += " or the other retraction"
     return ConvergenceError(step, time, residual, reason, hint)
 
 

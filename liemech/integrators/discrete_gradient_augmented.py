@@ -16,18 +16,19 @@ subproblem that fails ends the step with Newton's status; |g| still above tol af
 """
 
 from collections.abc import Hashable
-from typing import Any, Literal, NamedTuple, TypeVar, cast
+from typing import Any, Literal, NamedTuple, SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 
+from liemech.groups.validation import checked_count, checked_flag, checked_real
 from liemech.integrators.compiled import Node, node
 from liemech.integrators.discrete_gradient_base import EnergyConservingMethod, checked_penalty
 from liemech.integrators.discrete_gradient_penalty import PenaltyCarry, PenaltyEquations, Subproblem
 from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
-from liemech.solvers.newton import NewtonOptions
+from liemech.solvers.newton import NewtonOptions, newton_options
 
 P = TypeVar("P")
 
@@ -39,24 +40,21 @@ class DiscreteGradientAugmentedLagrange(EnergyConservingMethod):
 
     def __init__(
         self,
-        mu: float,
-        tol: float = 1e-10,
+        mu: SupportsFloat,
+        tol: SupportsFloat = 1e-10,
         variant: Literal["paper", "modified"] = "paper",
         *,
         warm_start: bool = False,
-        max_iterations: int = 200,
+        max_iterations: SupportsIndex = 200,
         newton: NewtonOptions | None = None,
     ) -> None:
-        if not tol > 0.0:
-            raise ValueError(f"tol must be positive, got {tol!r}")
         if variant not in ("paper", "modified"):
             raise ValueError(f"variant must be 'paper' (eq. (40)) or 'modified' (eq. (31)), got {variant!r}")
-        if max_iterations < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {max_iterations!r}")
-        self.mu, self.tol, self.variant = checked_penalty(mu), float(tol), variant
-        self.warm_start, self.max_iterations = bool(warm_start), int(max_iterations)
-        self.newton = NewtonOptions(jacobian="every") if newton is None else newton
-        self.name = f"DiscreteGradientAugmentedLagrange(mu={mu:g}, tol={tol:g}, variant={variant!r})"
+        self.mu, self.tol, self.variant = checked_penalty(mu), checked_real(tol, "tol", 0.0), variant
+        self.warm_start = checked_flag(warm_start, "warm_start")
+        self.max_iterations = checked_count(max_iterations, "max_iterations")
+        self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
+        self.name = f"DiscreteGradientAugmentedLagrange(mu={self.mu:g}, tol={self.tol:g}, variant={variant!r})"
 
     def outer_failure(self) -> tuple[str, str]:
         return (f"augmented Lagrange: |g|∞ above tol = {self.tol:g} after {self.max_iterations} Uzawa iterations",

@@ -13,9 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from liemech.groups.validation import checked_real
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node
-from liemech.integrators.flat import constrained_mechanics
-from liemech.integrators.method import NodeState, Traits
+from liemech.integrators.flat import CONSTRAINED_RN, constrained_mechanics
+from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem
 
 P = TypeVar("P")
@@ -30,15 +31,22 @@ class StepEquations(Protocol):
 
 
 class EnergyConservingMethod(CompiledMethod):
-    """A discrete-gradient method of paper 001: second order, energy-conserving, not symplectic."""
+    """A discrete-gradient method of paper 001: second order, energy-conserving, not symplectic, on
+    Rⁿ with constant mass and holonomic constraints. Momentum maps are not conserved in general:
+    the generic Gonzalez quotient S (y − x) is not equivariant (they are when U and g are quadratic,
+    where S vanishes, as in the paper's examples)."""
 
     exact_constraint = True
     """Whether g(q_{n+1}) = 0 holds to round-off (not for the penalty and augmented-Lagrange schemes)."""
 
     @property
     def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True,
+        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=False,
                       constraints_at_step_end=("position",) if self.exact_constraint else ())
+
+    @property
+    def scope(self) -> Scope:
+        return CONSTRAINED_RN
 
     @abstractmethod
     def equations(self, problem: Problem[P]) -> StepEquations:
@@ -83,6 +91,4 @@ class ConstrainedHamiltonian:
 
 def checked_penalty(mu: object) -> float:
     """μ as a positive finite float, or ValueError."""
-    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not (0.0 < float(mu) < float("inf")):
-        raise ValueError(f"mu must be a positive finite penalty parameter, got {mu!r}")
-    return float(mu)
+    return checked_real(mu, "mu", 0.0, requirement="be a positive finite penalty parameter")

@@ -12,7 +12,7 @@ step's midpoint t_{k+½}.
 """
 
 from collections.abc import Hashable
-from typing import Any, Literal, NamedTuple, TypeVar, cast
+from typing import Any, Literal, NamedTuple, SupportsFloat, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +23,7 @@ from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, E
 from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
 from liemech.solvers import compiled_newton
-from liemech.solvers.newton import NewtonOptions
+from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import VectorLike
 
 P = TypeVar("P")
@@ -36,10 +36,10 @@ class DiscreteGradientPenalty(EnergyConservingMethod):
 
     exact_constraint = False
 
-    def __init__(self, mu: float, newton: NewtonOptions | None = None) -> None:
+    def __init__(self, mu: SupportsFloat, newton: NewtonOptions | None = None) -> None:
         self.mu = checked_penalty(mu)
-        self.newton = NewtonOptions(jacobian="every") if newton is None else newton
-        self.name = f"DiscreteGradientPenalty(mu={mu:g})"
+        self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
+        self.name = f"DiscreteGradientPenalty(mu={self.mu:g})"
 
     @property
     def cache_key(self) -> Hashable:

@@ -2,14 +2,13 @@
 and the state of an unconstrained scheme at a node."""
 
 from abc import abstractmethod
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 
-from liemech.groups.euclidean import Rn
 from liemech.integrators.compiled import CompiledMethod, CompiledStep
-from liemech.integrators.method import NodeState
+from liemech.integrators.method import NodeState, Scope, check_scope
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
@@ -19,22 +18,24 @@ from liemech.types import Matrix, VectorLike
 P = TypeVar("P")
 
 
-def require_rn(problem: Problem[P], method_name: str) -> None:
-    """TypeError unless the problem lives on Rⁿ."""
-    if not isinstance(problem.group, Rn):
-        raise TypeError(f"{method_name} works on Rn(n) configuration spaces, got {problem.group!r}")
+UNCONSTRAINED_RN: Final = Scope(groups="Rn", holonomic="refused", nonholonomic="refused")
+"""The problems of the paper-002 schemes: any Lagrangian on Rⁿ, without constraints."""
+
+CONSTRAINED_RN: Final = Scope(groups="Rn", holonomic="required", nonholonomic="refused", inertia="constant")
+"""The problems of the schemes of papers 000, 001 and 003: ½vᵀMv − V(q) on Rⁿ with constant M and
+holonomic constraints."""
 
 
 class UnconstrainedRnMethod(CompiledMethod):
     """A compiled method for unconstrained problems on Rⁿ (paper 002); other problems get a clear
     error."""
 
+    @property
+    def scope(self) -> Scope:
+        return UNCONSTRAINED_RN
+
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
-        require_rn(problem, self.name)
-        if problem.holonomic is not None:
-            raise ValueError(f"{self.name} does not handle holonomic constraints; use VPRK(lobatto(s))")
-        if problem.nonholonomic is not None:
-            raise ValueError(f"{self.name} does not handle nonholonomic constraints; use VPRK(lobatto(s))")
+        self.check(problem)
         return self.unconstrained_step(problem)
 
     @abstractmethod
@@ -73,12 +74,8 @@ def constrained_mechanics(problem: Problem[P], method_name: str) -> tuple[
     """The system, constraint and constant mass matrix of a problem for the schemes of Kinon,
     Betsch & Schneider and of Leyendecker, Betsch & Steinmann: ½pᵀM⁻¹p + V(q) on Rⁿ with constant
     M and a holonomic constraint g(q) = 0 (TypeError or ValueError naming ``method_name`` else)."""
-    require_rn(problem, method_name)
-    if problem.holonomic is None:
-        raise ValueError(f"{method_name} needs a holonomic constraint (Problem(..., holonomic=...))")
-    system = problem.system
-    if not isinstance(system, MechanicalSystem) or system.constant_inertia is None:
-        raise TypeError(f"{method_name} needs a MechanicalSystem with a constant inertia matrix")
+    check_scope(CONSTRAINED_RN, problem, method_name)
     # On Rn a point is a vector: a numpy array from the caller, a JAX array in the step.
-    return (cast(MechanicalSystem[VectorLike], system), cast(HolonomicConstraint[VectorLike], problem.holonomic),
-            system.constant_inertia)
+    system = cast(MechanicalSystem[VectorLike], problem.system)
+    assert system.constant_inertia is not None
+    return system, cast(HolonomicConstraint[VectorLike], problem.holonomic), system.constant_inertia

@@ -19,11 +19,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.flat import constrained_mechanics
-from liemech.integrators.method import NodeState
+from liemech.integrators.flat import CONSTRAINED_RN, constrained_mechanics
+from liemech.integrators.method import NodeState, Scope
 from liemech.mechanics.problem import Problem
 from liemech.solvers import compiled_newton
-from liemech.solvers.newton import NewtonOptions
+from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import VectorLike
 
 P = TypeVar("P")
@@ -46,8 +46,12 @@ class GGLMethod(CompiledMethod):
     def __init__(self, newton: NewtonOptions | None, initial_guess: InitialGuess) -> None:
         if initial_guess not in ("simple", "advanced"):
             raise ValueError(f"initial_guess must be 'simple' or 'advanced', got {initial_guess!r}")
-        self.newton = NewtonOptions(jacobian="every") if newton is None else newton
+        self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
         self.initial_guess: InitialGuess = initial_guess
+
+    @property
+    def scope(self) -> Scope:
+        return CONSTRAINED_RN
 
     @property
     def cache_key(self) -> Hashable:
@@ -61,19 +65,6 @@ class GGLMethod(CompiledMethod):
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         equations = self.equations(problem)
         return CompiledStep(equations.step, equations.start)
-
-
-def checked_parameter(value: object, name: str, low: float, high: float, open_low: bool, open_high: bool) -> float:
-    """``value`` as a float in the interval low..high (open or closed at each end), else ValueError."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    x = float(value)
-    above = x > low if open_low else x >= low
-    below = x < high if open_high else x <= high
-    if not (above and below):
-        interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
-        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
-    return x
 
 
 class GGLCarry(NamedTuple):

@@ -13,7 +13,8 @@ forms (000 eq. (99)) for quadratic constraints, where S vanishes. D̄V is the ge
 or the invariant form (126) of a ``QuadraticInvariantPotential``, which also conserves the momentum
 maps of the symmetries that leave its invariants unchanged (the generic one need not, spec §B.7).
 Both schemes conserve H = ½pᵀM⁻¹p + V to round-off (given consistent data), are second order in q
-and p and first order in λ, and are not symplectic.
+and p and first order in λ, and are not symplectic; they conserve momentum maps only with
+``invariants`` (``traits.conserves_momentum_maps`` says which).
 """
 
 from typing import TypeVar
@@ -61,7 +62,10 @@ class _EnergyMomentumMethod(GGLMethod):
 
     @property
     def traits(self) -> Traits:
-        return Traits(order=2, symplectic=False, conserves_energy=True, conserves_momentum_maps=True,
+        # The generic Gonzalez D̄V is not equivariant: a rotation-invariant V loses its angular
+        # momentum (~3.5e-5 over a long run of the sphere with V = z + z³/2); the invariant form keeps it.
+        return Traits(order=2, symplectic=False, conserves_energy=True,
+                      conserves_momentum_maps=self.invariants is not None,
                       constraints_at_step_end=("position", "velocity") if self.secondary else ("position",))
 
     def equations(self, problem: Problem[P]) -> "EnergyMomentumEquations":
@@ -69,7 +73,8 @@ class _EnergyMomentumMethod(GGLMethod):
 
 
 class GGLEnergyMomentum(_EnergyMomentumMethod):
-    """EM (paper 000 eq. (84)): both constraints at every node, energy and momentum conserved.
+    """EM (paper 000 eq. (84)): both constraints at every node, energy conserved, and the momentum
+    maps of the invariants' symmetries when ``invariants`` is given.
 
     ``invariants``: the potential written through quadratic invariants, for the invariant discrete
     gradient (126); the generic Gonzalez formula otherwise. ``sol.eta`` is M⁻¹p, ``sol.lam[k]`` the
@@ -80,7 +85,8 @@ class GGLEnergyMomentum(_EnergyMomentumMethod):
 
 
 class GonzalezEnergyMomentum(_EnergyMomentumMethod):
-    """EM-G (Gonzalez 1999; paper 000 §6.3): primary constraints only, energy and momentum conserved;
+    """EM-G (Gonzalez 1999; paper 000 §6.3): primary constraints only, energy conserved (momentum
+    maps only with ``invariants``);
     the secondary constraint G M⁻¹p = 0 is not enforced. ``invariants``, ``sol.eta`` and ``sol.lam``
     as for GGLEnergyMomentum."""
 

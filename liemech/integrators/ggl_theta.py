@@ -16,12 +16,13 @@ maps; VI-A(½) is second order and meets both constraints only at q^{n+½}; VI-B
 and meets g(q^{n+1}) = 0 and G(q^{n+1})v^{n+1} = 0 at the nodes when θ = 1.
 """
 
-from typing import Literal, TypeVar
+from typing import Literal, SupportsFloat, TypeVar
 
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.ggl_base import GGLEquations, GGLMethod, InitialGuess, checked_parameter
+from liemech.groups.validation import checked_real
+from liemech.integrators.ggl_base import GGLEquations, GGLMethod, InitialGuess
 from liemech.integrators.method import Traits
 from liemech.mechanics.problem import Problem
 from liemech.solvers.newton import NewtonOptions
@@ -36,10 +37,10 @@ class GGLThetaA(GGLMethod):
     step t_i → t_{i+1}): "lam" λⁱ and "gamma" γⁱ, which belong to the whole interval.
     """
 
-    def __init__(self, theta: float = 0.5, newton: NewtonOptions | None = None,
+    def __init__(self, theta: SupportsFloat = 0.5, newton: NewtonOptions | None = None,
                  initial_guess: InitialGuess = "advanced") -> None:
         super().__init__(newton, initial_guess)
-        self.theta = checked_parameter(theta, "theta", 0.0, 1.0, open_low=True, open_high=True)
+        self.theta = checked_real(theta, "theta", 0.0, 1.0)
         self.parameters = (self.theta,)
         self.name = f"GGLThetaA(theta={self.theta:g})"
 
@@ -59,11 +60,11 @@ class GGLThetaB(GGLMethod):
     ``sol.eta`` is the scheme's v^{n+1}; ``sol.lam`` is None; ``sol.extras`` as for GGLThetaA.
     """
 
-    def __init__(self, theta: float = 1.0, vartheta: float = 0.5, newton: NewtonOptions | None = None,
+    def __init__(self, theta: SupportsFloat = 1.0, vartheta: SupportsFloat = 0.5, newton: NewtonOptions | None = None,
                  initial_guess: InitialGuess = "advanced") -> None:
         super().__init__(newton, initial_guess)
-        self.theta = checked_parameter(theta, "theta", 0.0, 1.0, open_low=False, open_high=False)
-        self.vartheta = checked_parameter(vartheta, "vartheta", 0.0, 1.0, open_low=True, open_high=False)
+        self.theta = checked_real(theta, "theta", 0.0, 1.0, open_low=False, open_high=False)
+        self.vartheta = checked_real(vartheta, "vartheta", 0.0, 1.0, open_high=False)
         self.parameters = (self.theta, self.vartheta)
         self.name = f"GGLThetaB(theta={self.theta:g}, vartheta={self.vartheta:g})"
 

@@ -1,18 +1,20 @@
 """integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
 
-import math
 from collections.abc import Callable
 import sys
 import time
-from typing import TypeVar, cast
+from typing import SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import numpy as np
 
-from liemech.integrators.compiled import CompiledMethod, run
+from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.integrators.compiled import REASONS, CompiledMethod, run
 from liemech.integrators.method import Method, NodeState
 from liemech.integrators.solution import Solution, SolverStats, stack
 from liemech.mechanics.problem import Problem
+from liemech.solvers.compiled_newton import Status
+from liemech.solvers.newton import ConvergenceError
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
@@ -20,19 +22,18 @@ P = TypeVar("P")
 _WHOLE_NUMBER_TOL = 1e-9
 
 
-def _number_of_steps(h: float, t_final: float | None, n_steps: int | None) -> int:
-    if not (isinstance(h, (int, float)) and math.isfinite(h) and h > 0.0):
-        raise ValueError(f"h must be a positive finite step, got {h!r}")
+def checked_step(h: SupportsFloat) -> float:
+    """The step size h as a positive finite float (Python or numpy number), else ValueError."""
+    return checked_real(h, "h", 0.0, requirement="be a positive finite step")
+
+
+def _number_of_steps(h: float, t_final: object, n_steps: object) -> int:
     if (t_final is None) == (n_steps is None):
         raise ValueError("give exactly one of t_final and n_steps")
     if n_steps is not None:
-        if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
-            raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}")
-        return n_steps
-    assert t_final is not None
-    if not (math.isfinite(t_final) and t_final > 0.0):
-        raise ValueError(f"t_final must be positive and finite, got {t_final!r}")
-    ratio = t_final / h
+        return checked_count(n_steps, "n_steps")
+    T = checked_real(t_final, "t_final", 0.0, requirement="be positive and finite")
+    ratio = T / h
     n = round(ratio)
     if n < 1 or abs(ratio - n) > _WHOLE_NUMBER_TOL * max(1.0, ratio):
         raise ValueError(
@@ -45,11 +46,11 @@ def _number_of_steps(h: float, t_final: float | None, n_steps: int | None) -> in
 def integrate(
     problem: Problem[P],
     method: Method,
-    h: float,
-    t_final: float | None = None,
+    h: SupportsFloat,
+    t_final: SupportsFloat | None = None,
     *,
-    n_steps: int | None = None,
-    store_every: int = 1,
+    n_steps: SupportsIndex | None = None,
+    store_every: SupportsIndex = 1,
     progress: bool = False,
 ) -> Solution[P]:
     """Integrate ``problem`` with ``method`` at fixed step h up to t_final = n_steps·h.
@@ -64,9 +65,11 @@ def integrate(
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
     if not isinstance(method, Method):
         raise TypeError(f"method must be an integrator such as VPRK(lobatto(3)), got {type(method).__name__}")
+    h = checked_step(h)
     n = _number_of_steps(h, t_final, n_steps)
-    if not isinstance(store_every, int) or store_every < 1:
-        raise ValueError(f"store_every must be a positive integer, got {store_every!r}")
+    store_every = checked_count(store_every, "store_every")
+    progress = checked_flag(progress, "progress")
+    method.check(problem)
     started = time.perf_counter()
     tenth = max(1, n // 10)
 
@@ -80,8 +83,8 @@ def integrate(
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
 
     if isinstance(method, CompiledMethod):
-        return _integrate_compiled(problem, method, float(h), n, store_every, report_progress)
-    stepper = method.stepper(problem, float(h))
+        return _integrate_compiled(problem, method, h, n, store_every, report_progress)
+    stepper = method.stepper(problem, h)
     lam0 = problem.lam0
     state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
     t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
@@ -89,6 +92,9 @@ def integrate(
     extras: dict[str, list[Vector]] = {}
     for k in range(n):
         state, report = stepper.step(state, k)
+        node = (state.g, state.mu, state.eta, state.lam, dict(report.extras))
+        if not all(np.all(np.isfinite(np.asarray(leaf, dtype=np.float64))) for leaf in jax.tree.leaves(node)):
+            raise ConvergenceError(k, k * h, report.residual, *REASONS[Status.NONFINITE_STATE])
         if (k + 1) % store_every == 0 or k + 1 == n:
             t.append((k + 1) * h)
             gs.append(state.g)

@@ -30,7 +30,7 @@ from liemech.integrators.method import NodeState, Traits
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.solvers import compiled_newton
-from liemech.solvers.newton import NewtonOptions
+from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
@@ -45,7 +45,7 @@ class SimpsonVI(UnconstrainedRnMethod):
     def __init__(self, newton: NewtonOptions | None = None) -> None:
         # Full Newton, as in the paper's Appendix A: at large steps the simplified one contracts
         # slowly and not monotonically, and can stop on a false plateau above round-off.
-        self.newton = NewtonOptions(jacobian="every") if newton is None else newton
+        self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
         self.name = "SimpsonVI()"
 
     @property

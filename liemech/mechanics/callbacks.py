@@ -1,5 +1,6 @@
-"""Checks of user callbacks at the initial point: traceable by JAX, right shape, finite values,
-and given derivatives equal to autodiff. Every message names the callback."""
+"""Checks of user callbacks at the initial point: traceable by JAX, right shape (a scalar where an
+array is expected is an error, never broadcast), real and finite values, and given derivatives
+equal to autodiff. Every message names the callback."""
 
 from collections.abc import Callable
 from typing import Final, TypeVar
@@ -7,6 +8,7 @@ from typing import Final, TypeVar
 import jax
 import numpy as np
 
+from liemech.groups.validation import as_float_array, expect_real
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
@@ -31,15 +33,29 @@ def untraceable(name: str, exc: Exception) -> TypeError:
     )
 
 
+def require_callable(fn: object, name: str, signature: str, optional: bool = False) -> None:
+    """TypeError unless ``fn`` is callable (or None when ``optional``), naming ``name``."""
+    if not (callable(fn) or (optional and fn is None)):
+        raise TypeError(f"{name} must be a callable {signature}{' or None' if optional else ''}, "
+                        f"got {type(fn).__name__}")
+
+
 def checked_call(
     name: str, fn: Callable[..., object], g: object, shape: tuple[int, ...] | None, *args: object
 ) -> Vector:
-    """fn(g, *args) as a float64 array of the given shape (None: any nonempty 1-D shape) with finite
-    entries, or an error naming ``name``."""
+    """fn(g, *args) as a float64 array of the given shape (None: any nonempty 1-D shape) with real,
+    finite entries, or an error naming ``name``; an exception raised by the callback itself is
+    re-raised as a TypeError (JAX cannot trace it, or a TypeError in it) or ValueError naming it."""
     try:
-        value = np.asarray(fn(g, *args), dtype=np.float64)
+        raw = fn(g, *args)
     except _TRACING_ERRORS as exc:
         raise untraceable(name, exc) from exc
+    except TypeError as exc:
+        raise TypeError(f"{name} raised TypeError at the initial point: {exc}") from exc
+    except Exception as exc:
+        raise ValueError(f"{name} raised {type(exc).__name__} at the initial point: {exc}") from exc
+    expect_real(raw, f"{name} at the initial point")
+    value = as_float_array(raw, f"{name} at the initial point")
     expected = f"shape {shape}" if shape is not None else "a nonempty 1-D array"
     if value.shape != shape if shape is not None else (value.ndim != 1 or value.size == 0):
         raise ValueError(f"{name} must return {expected} at the initial point, got shape {value.shape}")
@@ -53,10 +69,8 @@ def check_derivative(
     *args: object,
 ) -> None:
     """Raise ValueError unless the user's derivative ``given`` equals ``autodiff`` at (g, *args)."""
+    value = checked_call(name, given, g, shape, *args)
     reference = checked_call(f"the autodiff reference for {name}", autodiff, g, shape, *args)
-    value = np.asarray(given(g, *args), dtype=np.float64)
-    if value.shape != shape:
-        raise ValueError(f"{name} must return an array of shape {shape}, got {value.shape}")
     defect = float(np.max(np.abs(value - reference))) if value.size else 0.0
     if not defect <= DERIVATIVE_TOL * max(1.0, float(np.max(np.abs(reference), initial=0.0))):
         raise ValueError(
@@ -68,7 +82,7 @@ def check_derivative(
 
 def require_symmetric_positive_definite(M: object, dim: int, name: str) -> Matrix:
     """M as a finite symmetric positive definite (dim, dim) float64 matrix, or ValueError."""
-    arr = np.asarray(M, dtype=np.float64)
+    arr = as_float_array(M, name)
     if arr.shape != (dim, dim):
         raise ValueError(f"{name} must have shape ({dim}, {dim}), got {arr.shape}")
     if not np.all(np.isfinite(arr)):

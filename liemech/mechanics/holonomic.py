@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
-from liemech.mechanics.callbacks import check_derivative, checked_call
+from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import trivialised_jacobian
 from liemech.types import Matrix, Tensor, Vector
 
@@ -34,8 +34,9 @@ class HolonomicConstraint(Generic[P]):
         jacobian: Callable[[P], Matrix] | None = None,
         hessians: Callable[[P], Tensor] | None = None,
     ) -> None:
-        if not callable(phi):
-            raise TypeError("phi must be a callable g -> (m,) array")
+        require_callable(phi, "phi", "g -> (m,) array")
+        require_callable(jacobian, "jacobian", "g -> (m, dim) array", optional=True)
+        require_callable(hessians, "hessians", "g -> (m, dim, dim) array", optional=True)
         self._phi = phi
         self._jacobian = jacobian
         self._hessians = hessians
@@ -48,6 +49,11 @@ class HolonomicConstraint(Generic[P]):
     def value(self, g: P) -> jax.Array:
         """Φ(g)."""
         return self.phi(g)
+
+    @array_method
+    def _returned(self, g: P) -> jax.Array:
+        """Φ(g) as the callback returns it (a scalar stays a scalar, complex stays complex)."""
+        return jnp.asarray(self._phi(g))
 
     def trivialised_jacobian(self, group: LieGroup[P], g: P) -> Matrix:
         """B(g) = L*_g DΦ(g), shape (m, dim)."""
@@ -62,9 +68,11 @@ class HolonomicConstraint(Generic[P]):
         return np.asarray(_autodiff_hessians(self, group, g))
 
     def check_at(self, group: LieGroup[P], g: P) -> None:
-        """Check Φ and the given derivatives at g (errors name the callback)."""
-        m, d = checked_call("holonomic phi", self.value, g, None).size, group.dim
-        if self._jacobian is not None:
+        """Check Φ, its Jacobian and the given derivatives at g (errors name the callback)."""
+        m, d = checked_call("holonomic phi", self._returned, g, None).size, group.dim
+        if self._jacobian is None:
+            checked_call("the Jacobian of holonomic phi", lambda x: self.trivialised_jacobian(group, x), g, (m, d))
+        else:
             check_derivative("holonomic jacobian", self._jacobian, lambda x: np.asarray(_autodiff_jacobian(self, group, x)),
                              g, (m, d))
         if self._hessians is not None:

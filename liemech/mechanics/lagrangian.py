@@ -6,11 +6,12 @@ from typing import Any, Generic, TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
-from liemech.mechanics.callbacks import checked_call
+from liemech.mechanics.callbacks import DERIVATIVE_TOL, checked_call, require_symmetric_positive_definite
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_gradient, trivialised_jacobian
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -87,8 +88,26 @@ class Lagrangian(ABC, Generic[P]):
         return trivialised_jacobian(self.group, lambda x: self.force(x, eta), g)
 
     def check_at(self, g: P, eta: Vector) -> None:
-        """Check the user's callbacks at the initial point (g, η); errors name the callback."""
+        """Check the user's callbacks at the initial point (g, η): the mass matrix ∂²ℓ/∂η² symmetric
+        positive definite, ℓ a real finite scalar, the force f finite (errors name the callback)."""
+        self.check_mass_matrix(g, eta)
         checked_call("lagrangian", self.lagrangian, g, (), eta)
+        checked_call("the force f = L*_g D₁ℓ (the potential's gradient)", self.force, g, (self.group.dim,), eta)
+
+    def check_mass_matrix(self, g: P, eta: Vector) -> None:
+        """ValueError unless ∂²ℓ/∂η² at (g, η) is a finite symmetric positive definite matrix."""
+        d = self.group.dim
+        checked_call("lagrangian", self.lagrangian, g, (), eta)  # first: the mass matrix is its derivative
+        M = checked_call("the mass matrix ∂²ℓ/∂η²", self.momentum_d_eta, g, (d, d), eta)
+        require_symmetric_positive_definite(M, d, "the mass matrix ∂²ℓ/∂η² at g0")
+
+    def check_velocity(self, g: P, mu: Vector) -> None:
+        """ValueError unless ``velocity`` inverts the momentum at (g, μ): ∂ℓ/∂η (g, velocity(g, μ)) = μ."""
+        eta = checked_call("velocity", self.velocity, g, (self.group.dim,), mu)
+        defect = float(np.max(np.abs(np.asarray(self.momentum(g, eta)) - mu)))
+        if not defect <= DERIVATIVE_TOL * max(1.0, float(np.max(np.abs(mu)))):
+            raise ValueError(f"velocity does not invert the momentum ∂ℓ/∂η at the initial point: "
+                             f"|∂ℓ/∂η (g0, velocity(g0, mu0)) − mu0| = {defect:.3e}")
 
     def energy(self, g: P, eta: Vector) -> float:
         """E = ⟨μ, η⟩ − ℓ."""

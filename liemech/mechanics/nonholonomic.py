@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
-from liemech.mechanics.callbacks import check_derivative, checked_call
+from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.types import Matrix, Vector
 
@@ -34,8 +34,9 @@ class NonholonomicConstraint(Generic[P]):
         d_eta: Callable[[P, Vector], Matrix] | None = None,
         d_g: Callable[[P, Vector], Matrix] | None = None,
     ) -> None:
-        if not callable(phi):
-            raise TypeError("phi must be a callable (g, eta) -> (m,) array")
+        require_callable(phi, "phi", "(g, eta) -> (m,) array")
+        require_callable(d_eta, "d_eta", "(g, eta) -> (m, dim) array", optional=True)
+        require_callable(d_g, "d_g", "(g, eta) -> (m, dim) array", optional=True)
         self._phi, self._d_eta, self._d_g = phi, d_eta, d_g
 
     def phi(self, g: P, eta: ArrayLike) -> jax.Array:
@@ -48,6 +49,11 @@ class NonholonomicConstraint(Generic[P]):
     def value(self, g: P, eta: ArrayLike) -> jax.Array:
         """φ(g, η)."""
         return self.phi(g, eta)
+
+    @array_method
+    def _returned(self, g: P, eta: ArrayLike) -> jax.Array:
+        """φ(g, η) as the callback returns it (a scalar stays a scalar, complex stays complex)."""
+        return jnp.asarray(self._phi(g, jnp.asarray(eta, dtype=float)))  # type: ignore[arg-type]
 
     @array_method
     def _autodiff_d_eta(self, g: P, eta: ArrayLike) -> jax.Array:
@@ -66,13 +72,15 @@ class NonholonomicConstraint(Generic[P]):
         return np.asarray(_autodiff_d_g(self, group, g, eta))
 
     def check_at(self, group: LieGroup[P], g: P, eta: Vector) -> None:
-        """Check the given derivatives against autodiff at (g, η) (errors name the callback)."""
-        m, d = checked_call("nonholonomic phi", self.value, g, None, eta).size, group.dim
-        if self._d_eta is not None:
-            check_derivative("nonholonomic d_eta", self.derivative_eta, self._autodiff_d_eta, g, (m, d), eta)
+        """Check φ, ∂φ/∂η and the given derivatives at (g, η) (errors name the callback)."""
+        m, d = checked_call("nonholonomic phi", self._returned, g, None, eta).size, group.dim
+        if self._d_eta is None:
+            checked_call("∂φ/∂η of nonholonomic phi", self.derivative_eta, g, (m, d), eta)
+        else:
+            check_derivative("nonholonomic d_eta", self._d_eta, self._autodiff_d_eta, g, (m, d), eta)
         if self._d_g is not None:
-            check_derivative("nonholonomic d_g", lambda x, v: self.derivative_g(group, x, v),
-                             lambda x, v: np.asarray(_autodiff_d_g(self, group, x, v)), g, (m, d), eta)
+            check_derivative("nonholonomic d_g", self._d_g, lambda x, v: np.asarray(_autodiff_d_g(self, group, x, v)),
+                             g, (m, d), eta)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))

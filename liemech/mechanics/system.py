@@ -10,7 +10,12 @@ from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
-from liemech.mechanics.callbacks import check_derivative, checked_call, require_symmetric_positive_definite
+from liemech.mechanics.callbacks import (
+    check_derivative,
+    checked_call,
+    require_callable,
+    require_symmetric_positive_definite,
+)
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
 from liemech.types import Matrix, Tensor, Vector
@@ -46,8 +51,12 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
     ) -> None:
         if not isinstance(group, LieGroup):
             raise TypeError(f"group must be a LieGroup, got {type(group).__name__}")
-        if not callable(potential):
-            raise TypeError("potential must be a callable g -> float")
+        require_callable(potential, "potential", "g -> float")
+        for name, fn, signature in (("potential_gradient", potential_gradient, "g -> (dim,)"),
+                                    ("potential_hessian", potential_hessian, "g -> (dim, dim)"),
+                                    ("inertia_gradient", inertia_gradient, "g -> (dim, dim, dim)"),
+                                    ("inertia_hessian", inertia_hessian, "g -> (dim, dim, dim, dim)")):
+            require_callable(fn, name, signature, optional=True)
         self._group = group
         self._constant_inertia: Matrix | None = None
         self._inertia_fn: Callable[[P], ArrayLike]
@@ -108,6 +117,16 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         """V(g) as a 0-d array (traceable: the compiled schemes differentiate it)."""
         return jnp.asarray(self._potential(g), dtype=float)
 
+    @array_method
+    def _returned_potential(self, g: P) -> jax.Array:
+        """V(g) as the callback returns it (complex stays complex, for the check at g0)."""
+        return jnp.asarray(self._potential(g))
+
+    @array_method
+    def _returned_inertia(self, g: P) -> jax.Array:
+        """𝕀(g) as the callback returns it (complex stays complex, for the check at g0)."""
+        return jnp.asarray(self._inertia_fn(g))
+
     def potential(self, g: P) -> float:
         """V(g)."""
         return float(self.potential_value(g))
@@ -153,15 +172,12 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
     # ---- checks at the initial point ----------------------------------------------------------
 
     def check_at(self, g: P, eta: Vector) -> None:
-        """Check the callbacks at g: V a finite scalar, 𝕀(g) symmetric positive definite, and
-        every given derivative equal to autodiff (ValueError naming the callback otherwise);
-        a callback JAX cannot trace raises TypeError saying what to change."""
+        """Check the callbacks at g: V a finite real scalar, 𝕀(g) symmetric positive definite, the
+        force finite, and every given derivative equal to autodiff (ValueError naming the callback
+        otherwise); a callback JAX cannot trace raises TypeError saying what to change."""
         d = self._group.dim
-        checked_call("potential", self.potential_value, g, ())
+        checked_call("potential", self._returned_potential, g, ())
         super().check_at(g, eta)
-        if self._constant_inertia is None:
-            M = checked_call("inertia", self.inertia, g, (d, d))
-            require_symmetric_positive_definite(M, d, "inertia(g0)")
         autodiff = {
             "potential_gradient": (self._autodiff_potential_gradient, (d,)),
             "potential_hessian": (self._autodiff_potential_hessian, (d, d)),
@@ -172,3 +188,10 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
             if given is not None:
                 reference, shape = autodiff[name]
                 check_derivative(name, given, reference, g, shape)
+
+    def check_mass_matrix(self, g: P, eta: Vector) -> None:
+        """A callable 𝕀: 𝕀(g) symmetric positive definite (a constant one was checked when given)."""
+        if self._constant_inertia is None:
+            d = self._group.dim
+            M = checked_call("inertia", self._returned_inertia, g, (d, d))
+            require_symmetric_positive_definite(M, d, "inertia(g0)")

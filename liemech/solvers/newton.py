@@ -5,6 +5,8 @@ from typing import Final, Literal
 
 import numpy as np
 
+from liemech.groups.validation import checked_count, checked_flag, checked_real
+
 EPS: Final = float(np.finfo(np.float64).eps)
 
 
@@ -42,12 +44,16 @@ class NewtonOptions:
     update_after_check: bool = False
 
     def __post_init__(self) -> None:
-        if self.tol is not None and not self.tol > 0.0:
-            raise ValueError(f"tol must be positive or None, got {self.tol!r}")
-        if self.max_iterations < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {self.max_iterations!r}")
+        # Normalised to Python types: numpy scalars are accepted, and the options are part of the
+        # compiled steps' cache keys.
+        if self.tol is not None:
+            object.__setattr__(self, "tol", checked_real(self.tol, "tol", 0.0,
+                                                         requirement="be None or a finite number > 0"))
+        object.__setattr__(self, "max_iterations", checked_count(self.max_iterations, "max_iterations"))
+        object.__setattr__(self, "roundoff_factor", checked_real(self.roundoff_factor, "roundoff_factor", 0.0))
         if self.jacobian not in ("first", "every"):
             raise ValueError(f"jacobian must be 'first' or 'every', got {self.jacobian!r}")
+        object.__setattr__(self, "update_after_check", checked_flag(self.update_after_check, "update_after_check"))
 
     @classmethod
     def papers(cls) -> "NewtonOptions":
@@ -60,3 +66,13 @@ class NewtonOptions:
         Newton update, the update also applied (and counted) in the checking iteration, at most
         40 iterations; the regression iteration counts of spec 000 §D use it."""
         return cls(tol=1e-9, max_iterations=40, jacobian="every", update_after_check=True)
+
+
+def newton_options(newton: object, default: NewtonOptions) -> NewtonOptions:
+    """A method's ``newton`` argument: ``default`` for None, else NewtonOptions or TypeError."""
+    if newton is None:
+        return default
+    if not isinstance(newton, NewtonOptions):
+        raise TypeError(f"newton must be a NewtonOptions (e.g. lm.NewtonOptions(tol=1e-9)) or None, "
+                        f"got {type(newton).__name__}")
+    return newton
