@@ -8,9 +8,10 @@ from liemech.integrators.ggl_base import InitialGuess
 from liemech.integrators.ggl_energy_momentum import GGLEnergyMomentum, GonzalezEnergyMomentum
 from liemech.integrators.ggl_theta import GGLThetaA, GGLThetaB
 from liemech.integrators.ggl_variational_euler import GGLVariationalEuler
+from liemech.integrators.ensemble import Ensemble, MemberFailure, Sweep, integrate_ensemble
 from liemech.integrators.flow import FinalState, Flow, flow
 from liemech.integrators.integrate import integrate
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport, Traits
+from liemech.integrators.method import Method, NodeState, Scope, Stepper, StepReport, Traits
 from liemech.integrators.midpoint_vi import MidpointVI
 from liemech.integrators.rk4 import RK4
 from liemech.integrators.simpson import SimpsonVI
@@ -24,6 +25,7 @@ __all__ = [
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",
     "DiscreteGradientPenalty",
+    "Ensemble",
     "FinalState",
     "Flow",
     "GGLEnergyMomentum",
@@ -32,15 +34,19 @@ __all__ = [
     "GGLVariationalEuler",
     "GonzalezEnergyMomentum",
     "InitialGuess",
+    "MemberFailure",
     "Method",
     "MidpointVI",
     "NodeState",
+    "Scope",
     "SimpsonVI",
     "Solution",
     "SolverStats",
     "StepReport",
+    "Sweep",
     "Stepper",
     "Traits",
     "flow",
     "integrate",
+    "integrate_ensemble",
 ]

@@ -9,20 +9,21 @@ derivatives are those of the exact discrete flow. Sensitivities to system parame
 system built inside the differentiated function and passed as ``system=``.
 """
 
-import copy
-from typing import Generic, NamedTuple, TypeVar, cast
+from typing import Generic, NamedTuple, SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.integrators.compiled import CompiledMethod, Node, convergence_error
-from liemech.integrators.method import Method, NodeState
+from liemech.groups.validation import checked_count
+from liemech.integrators.compiled import CompiledMethod, convergence_error
+from liemech.integrators.integrate import checked_step
+from liemech.integrators.march import advance, start_march
+from liemech.integrators.method import Method
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.mechanics.problem import Problem, consistent_multiplier
+from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
-from liemech.types import Vector
 
 P = TypeVar("P")
 
@@ -68,6 +69,16 @@ class Flow(Generic[P]):
         """The final state from g₀ and η₀ (the problem's where omitted), for ``system`` (a system on
         the same group, e.g. with traced parameters; the problem's if omitted)."""
         problem = self._problem
+        given = (g0, eta0)
+        if (g0 is not None or eta0 is not None) and not any(
+                isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(given)):
+            # Concrete initial data are checked as a Problem's are: g₀ on the group, a real finite η₀
+            # of the right shape, consistent with the constraints.
+            checked = Problem(problem.system, problem.g0 if g0 is None else g0,
+                              problem.eta0 if eta0 is None else eta0,  # type: ignore[arg-type]
+                              holonomic=problem.holonomic, nonholonomic=problem.nonholonomic,
+                              constraint_tol=problem.constraint_tol)
+            g0, eta0 = checked.g0, checked.eta0
         g = problem.g0 if g0 is None else g0
         eta = jnp.asarray(problem.eta0 if eta0 is None else eta0, dtype=float)
         if eta.shape != (problem.group.dim,):
@@ -84,42 +95,18 @@ class Flow(Generic[P]):
         return final
 
     def _final(self, g0: P, eta0: jax.Array, system: Lagrangian[P] | None = None) -> FinalState[P]:
-        problem = self._problem
-        if system is not None:
-            problem = copy.copy(problem)
-            problem.system = system
-        compiled = self._method.compiled_step(problem)
-        mu0 = problem.system.momentum(g0, eta0)
-        lam0 = consistent_multiplier(problem.system, problem.holonomic, problem.nonholonomic, g0, eta0)
-        # Traced arrays stand in for the node's numpy arrays.
-        carry = compiled.start(NodeState(g0, mu0, cast(Vector, eta0), cast(Vector | None, lam0)))
-        h = jnp.asarray(self._h)
-        first = cast(Node, jax.eval_shape(compiled.step, carry, h)[1])
-        last = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), first)
-        last = last._replace(g=g0, mu=mu0, eta=eta0)
-
-        def body(state: tuple[object, Node, jax.Array], k: jax.Array) -> tuple[tuple[object, Node, jax.Array], None]:
-            carry, last, failure = state
-            new_carry, node = compiled.step(carry, h)
-            fails = (failure[2] == Status.CONVERGED) & (node.status != Status.CONVERGED)
-            failure = jnp.where(fails, jnp.stack([1.0 * k, node.residual, 1.0 * node.status]), failure)
-            keep = failure[2] == Status.CONVERGED
-            carry, last = jax.tree.map(lambda old, new: jnp.where(keep, new, old), (carry, last), (new_carry, node))
-            return (carry, last, failure), None
-
-        (_, last, failure), _ = jax.lax.scan(body, (carry, last, jnp.zeros(3)), jnp.arange(self._n))
-        return FinalState(last.g, last.mu, last.eta, last.lam, failure)
+        step, march = start_march(self._problem, self._method, g0, eta0, system)
+        end = advance(step, jnp.asarray(self._h), march, jnp.asarray(0), self._n)
+        return FinalState(cast(P, end.last.g), end.last.mu, end.last.eta, end.last.lam, end.failure)
 
 
-def flow(problem: Problem[P], method: Method, h: float, n_steps: int) -> Flow[P]:
+def flow(problem: Problem[P], method: Method, h: SupportsFloat, n_steps: SupportsIndex) -> Flow[P]:
     """The discrete flow of ``method`` over ``n_steps`` steps of size h, as a pure JAX function of
     the initial data (see ``Flow``)."""
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
     if not isinstance(method, CompiledMethod):
         raise TypeError(f"{method!r} has no compiled step; flow needs a compiled method such as VPRK")
-    if not (isinstance(h, (int, float)) and np.isfinite(h) and h > 0.0):
-        raise ValueError(f"h must be a positive finite step, got {h!r}")
-    if not isinstance(n_steps, int) or isinstance(n_steps, bool) or n_steps < 1:
-        raise ValueError(f"n_steps must be a positive integer, got {n_steps!r}")
-    return Flow(problem, method, float(h), n_steps)
+    step, n = checked_step(h), checked_count(n_steps, "n_steps")
+    method.check(problem)
+    return Flow(problem, method, step, n)

@@ -1,7 +1,7 @@
 """An initial-value problem: a Lagrangian system, optional constraints, consistent initial data."""
 
 import functools
-from typing import Generic, TypeVar
+from typing import Generic, SupportsFloat, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -9,7 +9,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
-from liemech.groups.validation import checked_vector
+from liemech.groups.validation import checked_real, checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
@@ -31,7 +31,7 @@ class Problem(Generic[P]):
     |Φ(g₀)| and |B(g₀)η₀| at most ``constraint_tol`` (``project_to_constraints`` repairs nearly
     consistent data). With a ``nonholonomic`` constraint φ, ∂φ/∂η must have full row rank
     (admissibility), C = ∂φ/∂η M⁻¹ ∂φ/∂ηᵀ must be regular (compatibility), and |φ(g₀, η₀)| at
-    most ``constraint_tol``. A problem carries one kind of constraint or none.
+    most ``constraint_tol`` (a finite number ≥ 0). A problem carries one kind of constraint or none.
     """
 
     def __init__(
@@ -43,12 +43,13 @@ class Problem(Generic[P]):
         mu0: Vector | None = None,
         holonomic: HolonomicConstraint[P] | None = None,
         nonholonomic: NonholonomicConstraint[P] | None = None,
-        constraint_tol: float = 1e-10,
+        constraint_tol: SupportsFloat = 1e-10,
     ) -> None:
         if not isinstance(system, Lagrangian):
             raise TypeError(f"system must be a Lagrangian (e.g. MechanicalSystem), got {type(system).__name__}")
         group = system.group
         self.system = system
+        self.constraint_tol = checked_real(constraint_tol, "constraint_tol", 0.0, open_low=False)
         self.g0: P = group.check_point(g0, "g0")
         if (eta0 is None) == (mu0 is None):
             raise ValueError("give exactly one of eta0 (body velocity) and mu0 (body momentum)")
@@ -61,6 +62,7 @@ class Problem(Generic[P]):
             self.eta0 = system.velocity(self.g0, self.mu0)
         if not np.all(np.isfinite(self.mu0)):
             raise ValueError("the initial momentum ∂ℓ/∂η (g0, eta0) is not finite")
+        system.check_velocity(self.g0, self.mu0)
         if holonomic is not None and not isinstance(holonomic, HolonomicConstraint):
             raise TypeError(f"holonomic must be a HolonomicConstraint, got {type(holonomic).__name__}")
         if nonholonomic is not None and not isinstance(nonholonomic, NonholonomicConstraint):
@@ -71,10 +73,10 @@ class Problem(Generic[P]):
         self.nonholonomic = nonholonomic
         if holonomic is not None:
             holonomic.check_at(group, self.g0)
-            _check_holonomic(group, holonomic, self.g0, self.eta0, constraint_tol)
+            _check_holonomic(group, holonomic, self.g0, self.eta0, self.constraint_tol)
         if nonholonomic is not None:
             nonholonomic.check_at(group, self.g0, self.eta0)
-            _check_nonholonomic(system, nonholonomic, self.g0, self.eta0, constraint_tol)
+            _check_nonholonomic(system, nonholonomic, self.g0, self.eta0, self.constraint_tol)
 
     @property
     def group(self) -> LieGroup[P]:
@@ -85,8 +87,13 @@ class Problem(Generic[P]):
     def lam0(self) -> Vector | None:
         """The consistent multiplier λ(0) of the continuous equations (None without constraints);
         see ``consistent_multiplier``."""
-        lam = consistent_multiplier(self.system, self.holonomic, self.nonholonomic, self.g0, self.eta0)
-        return None if lam is None else np.array(lam, dtype=np.float64)
+        if self.holonomic is None and self.nonholonomic is None:
+            return None
+        lam = _compiled_multiplier(self.system, self.holonomic, self.nonholonomic, self.g0, self.eta0)
+        if not np.all(np.isfinite(lam)):
+            raise ValueError("the consistent multiplier λ(0) is not finite: the constraint forces are undetermined "
+                             "at (g0, eta0) (a constraint's second derivative or the force is not finite there)")
+        return np.array(lam, dtype=np.float64)
 
     @functools.cached_property
     def n_constraints(self) -> int:
@@ -124,6 +131,12 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
         rate = jnp.einsum("a,kab,b->k", eta, hessians, eta)
     lam: jax.Array = -jnp.linalg.solve(D @ jnp.linalg.solve(M, D.T), rate + D @ jnp.linalg.solve(M, drive))
     return lam
+
+
+# Compiled once per system and constraint (static, hashed by identity): problems that share them,
+# as an ensemble's members or a loop over initial data do, pay milliseconds rather than op-by-op
+# evaluation of the derivatives.
+_compiled_multiplier = jax.jit(consistent_multiplier, static_argnums=(0, 1, 2))
 
 
 def _full_row_rank(J: Matrix, m: int, dim: int, what: str, remedy: str) -> None:

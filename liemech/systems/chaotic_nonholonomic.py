@@ -1,12 +1,11 @@
-"""A fully chaotic nonholonomic system on Rⁿ, n = 2m + 1 (paper 004 §7.3, spec 004-vector §7.3,
-after McLachlan–Perlmutter): ℓ = ½|v|² − U(q) with
+"""A fully chaotic nonholonomic system on Rⁿ, n = 2m + 1 (Martín de Diego & Sato Martín de Almagro
+2018, §7.3, after McLachlan & Perlmutter): ℓ = ½|v|² − U(q) with
 U = ½(|q|² + q_{m+2}² q_{m+3}² + Σ_{i=1}^m q_{1+i}² q_{m+1+i}²) and φ = v₁ + Σ_{i=m+2}^n q_i v_i (1-based).
 The ensemble of Jay (2009): q₀(j) = (cos(jπ/2J), 0.6, 0.4, 0.2, 1, 1, 1), v₀(j) = (0, sin(jπ/2J), 0, …),
 all on the energy sheet E = 3.06 for m = 3.
 """
 
 import math
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import jax
@@ -14,8 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
-from liemech.integrators.integrate import integrate
+from liemech.integrators.ensemble import integrate_ensemble
 from liemech.integrators.method import Method
+from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
@@ -90,34 +90,19 @@ class ChaoticNonholonomic:
         return 0.5 * float(v @ v) + float(self.potential(q))
 
 
-@dataclass(frozen=True)
-class EnsembleMember:
-    """One trajectory of the ensemble study: picklable, so members can run in separate processes."""
+def mean_squared_energy_error(system: ChaoticNonholonomic, method: Method, h: float, n_steps: int, J: int,
+                              *, progress: bool = False) -> Vector:
+    """μ(E, k) = (1/(J+1)) Σ_j (E_jk − E_j0)², k = 0..n_steps (Martín de Diego & Sato Martín de
+    Almagro 2018, §7.3), over the members j = 0..J run as one ensemble."""
+    members = [system.problem(j, J) for j in range(J + 1)]
+    initial = (np.stack([p.g0 for p in members]), np.stack([p.eta0 for p in members]))
 
-    system: ChaoticNonholonomic
-    method: Method
-    h: float
-    n_steps: int
-    j: int
-    J: int
+    def energy(lagrangian: Lagrangian[Vector], q: Vector, mu: jax.Array, v: jax.Array) -> jax.Array:
+        return mu @ v - lagrangian.lagrangian(q, v)
 
-
-def squared_energy_error(member: EnsembleMember) -> Vector:
-    """(E_jk − E_j0)², k = 0..n_steps, for one member."""
-    sol = integrate(member.system.problem(member.j, member.J), member.method, h=member.h, n_steps=member.n_steps)
-    E = np.array([member.system.energy(q, v) for q, v in zip(sol.g, sol.eta)])
-    return np.asarray((E - E[0]) ** 2, dtype=np.float64)
-
-
-def mean_squared_energy_error(
-    system: ChaoticNonholonomic,
-    method: Method,
-    h: float,
-    n_steps: int,
-    J: int,
-    map_: Callable[[Callable[[EnsembleMember], Vector], Iterable[EnsembleMember]], Iterable[Vector]] = map,
-) -> Vector:
-    """μ(E, k) = (1/(J+1)) Σ_j (E_jk − E_0)², eq. (33). The members are independent: pass
-    ``concurrent.futures.ProcessPoolExecutor().map`` as ``map_`` to run them in parallel."""
-    members = [EnsembleMember(system, method, h, n_steps, j, J) for j in range(J + 1)]
-    return np.asarray(np.mean(np.array(list(map_(squared_energy_error, members))), axis=0), dtype=np.float64)
+    ensemble = integrate_ensemble(members[0], method, h, n_steps=n_steps, initial=initial,
+                                  observables={"energy": energy}, progress=progress)
+    if not np.all(ensemble.converged):
+        raise ensemble.failures()[0].error
+    E = ensemble.observables["energy"]
+    return np.asarray(np.mean((E - E[:, :1]) ** 2, axis=0), dtype=np.float64)
