@@ -1,12 +1,22 @@
-"""The energy-conserving Lagrange-multiplier scheme with Gonzalez discrete derivatives (paper 001
-eq. (23)) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constraints g(q) = 0:
+"""The energy-conserving Lagrange-multiplier scheme with Gonzalez discrete derivatives (Leyendecker,
+Betsch & Steinmann 2004, eq. (23)) for H = ½pᵀM⁻¹p + U(q) on Rⁿ with holonomic constraints g(q) = 0:
 
     (q₁ − q₀)/h = M⁻¹p_{½} + S (p₁ − p₀)
     (p₁ − p₀)/h = −∇U(q_{½}) + B(q_{½})ᵀλ − S (q₁ − q₀)           g(q₁) = 0
-    S = [U(q₁) − U(q₀) − ∇U(q_{½})·Δq − λ·B(q_{½})Δq] / (|Δq|² + |Δp|²)
+    S = [W(q₁) − W(q₀) − ∇W(q_{½})·Δq] / (|Δq|² + |Δp|²),   W = U − ⟨λ, g⟩
 
 (T is quadratic, so its own quotient vanishes; the constraint force enters with liemech's plus
 sign, λ = −λ_paper). H(q₁, p₁) = H(q₀, p₀) and g(q₁) = 0 to round-off; second order.
+
+S is the Gonzalez quotient (eq. (19)) of the whole W = U + P. The paper drops P(q₁) − P(q₀) =
+−⟨λ, g(q₁) − g(q₀)⟩ from its numerator, which vanishes at the solution (g(q₀) = g(q₁) = 0), so
+both forms have the same solutions. They differ off the constraint, where Newton starts: with the
+term dropped, a quadratic g leaves λ·(g(q₁) − g(q₀))/|Δz|² in S, of size λ at the explicit
+predictor (Δp = 0, g(q₁) ≠ 0). On the spherical pendulum (m = ℓ = 1, |v₀| = 1, λ₀ = −1) it is
+S = λ₀/2 = −½, which cancels the block ∂/∂p₁ = −M⁻¹/2 − S of the first row exactly: a singular
+Newton matrix at step 0. With the whole quotient the quadratic part of g cancels in S for every
+iterate (S = 0 for a linear U and a quadratic g: the step equations are then those of EM-G,
+Gonzalez 1999).
 """
 
 from collections.abc import Hashable
@@ -21,7 +31,7 @@ from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, E
 from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
 from liemech.solvers import compiled_newton
-from liemech.solvers.newton import NewtonOptions
+from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import VectorLike
 
 P = TypeVar("P")
@@ -33,7 +43,7 @@ class DiscreteGradientMultiplier(EnergyConservingMethod):
 
     def __init__(self, newton: NewtonOptions | None = None) -> None:
         # The quotient S varies fast with the iterate (1/|Δz|²): a frozen Jacobian does not converge.
-        self.newton = NewtonOptions(jacobian="every") if newton is None else newton
+        self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
         self.name = "DiscreteGradientMultiplier()"
 
     @property
@@ -42,7 +52,6 @@ class DiscreteGradientMultiplier(EnergyConservingMethod):
 
     def equations(self, problem: Problem[P]) -> "MultiplierEquations":
         return MultiplierEquations(self, problem)
-
 
 
 class _Carry(NamedTuple):
@@ -69,10 +78,13 @@ class MultiplierEquations:
         q1, p1, lam = x[:n], x[n : 2 * n], x[2 * n :]
         dq, dp = q1 - q0, p1 - p0
         q_mid = 0.5 * (q0 + q1)
-        # ∇U(q_½) − B(q_½)ᵀλ, the gradient of U + P with P = −⟨λ, g⟩ (the plus-sign force)
-        drive = jax.grad(lambda q: H.U(q) - lam @ H.g(q))(q_mid)
-        # S = S_U + S_P over the phase-space norm |Δz|² (P(q₀) = P(q₁) = 0 on the constraint).
-        S = quotients(H.U(q0), H.U(q1), drive @ dq, dq @ dq + dp @ dp)
+
+        def W(q: jax.Array) -> jax.Array:
+            """U + P with P = −⟨λ, g⟩ (the plus-sign force)."""
+            return H.U(q) - lam @ H.g(q)
+
+        drive = jax.grad(W)(q_mid)  # ∇U(q_½) − B(q_½)ᵀλ
+        S = quotients(W(q0), W(q1), drive @ dq, dq @ dq + dp @ dp)
         return jnp.concatenate([dq / h - H.M_inv @ (0.5 * (p0 + p1)) - S * dp, dp / h + drive + S * dq, H.g(q1)])
 
     def residual(self, x: VectorLike, state: NodeState[Any], h: float) -> jax.Array:

@@ -11,16 +11,35 @@ and g_{k+1} = g_k τ(ξ). On Rⁿ (τ = id, Ad = I, ddτ = 0) this is the vector
 
 Holonomic Φ (B = L*DΦ, §6.1 and eq. (13) of the vector-space scheme): Λ¹..Λˢ are unknown too, and
 Φ(Gⁱ) = 0 for i = 2..s and the tangency B(g_{k+1}) ∂h/∂μ (g_{k+1}, μ_{k+1}) = 0 close the system.
-Nonholonomic φ (B = ∂φ/∂η, §6.2): Λ¹ = λ_k is carried from the previous step, Λ²..Λˢ are unknown,
-and φ(Gⁱ, ∂h/∂μ(Gⁱ, μⁱ)) = 0 for i = 2..s on the IIIA momentum stages
-μⁱ = Ad(τ(Ξⁱ))ᵀ[μ_k + h Σ_j a_ij Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]; λ_{k+1} = Λˢ.
 
-Every derivative (f, μ, B, ∂φ/∂η and Newton's Jacobian) comes from automatic differentiation of
-ℓ, Φ and φ; the step is compiled once per problem and method.
+Nonholonomic φ (B = ∂φ/∂η, §6.2): φ(Gⁱ, ∂h/∂μ(Gⁱ, μⁱ)) = 0 for i = 2..s on the IIIA momentum
+stages μⁱ = Ad(τ(Ξⁱ))ᵀ[μ_k + h Σ_j a_ij Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]. These (s − 1)m equations fix the s
+stage multipliers up to one direction, along which, as h → 0, Λˢ = ρΛ¹ with ρ = R(∞), the
+stability function of (A, b) at infinity ((−1)^{s−1} for Lobatto IIIA): A Λ-profile with
+Σ_j a_ij Λʲ = 0 for i ≥ 2 has Λˢ = ρΛ¹. Two closures of that direction:
+
+- "carried" (the paper's, §5 and App. F–G): Λ¹ = λ_k is carried from the previous step and
+  λ_{k+1} = Λˢ. The multiplier is then part of the state and obeys λ_{k+1} ≈ ρλ_k + (terms set by
+  g, μ), only marginally stable (|ρ| = 1). Near an attracting relative equilibrium (the Chaplygin
+  sleigh's straight-line motion, ω ∝ e^{−ct}) the step map linearised on (μ, λ) has the physical
+  root e^{−ch} and a parasitic root ρe^{+ch} (their product is ρ): λ grows like e^{ct} and takes
+  the motion away.
+- "consistent" (the default): Λ¹..Λˢ are all unknown, closed by
+      Λˢ + ρΛ¹ = λ(g_{k+1}, η_{k+1}) + ρ λ(g_k, η_k),
+  with λ(g, η) the multiplier of the continuous equations (``consistent_multiplier``). The closure
+  fixes exactly the undetermined direction (its row meets the null profile in 2ρ ≠ 0), the state
+  is (g, μ) alone (no parasitic root), and since ρ² = 1 it is unchanged under
+  (k, h) ↔ (k + 1, −h), so the step keeps the time symmetry of the paper's scheme (exact on Rⁿ;
+  on a Lie group both lose it at O(h^{2s}) to the chart centred at g_k) and with it the bounded
+  long-time energy error on reversible systems. ``sol.lam[k]`` is λ(g_k, η_k).
+
+Every derivative (f, μ, B, ∂φ/∂η, λ(g, η) and Newton's Jacobian) comes from automatic
+differentiation of ℓ, Φ and φ; the step is compiled once per problem and method.
 """
 
 from collections.abc import Hashable
-from typing import Generic, NamedTuple, TypeVar, cast
+from dataclasses import dataclass
+from typing import Final, Generic, Literal, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -29,26 +48,42 @@ import numpy as np
 from liemech.groups.base import RETRACTION_KINDS, Retraction, RetractionKind
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.integrators.method import NodeState, Traits
-from liemech.mechanics.problem import Problem
+from liemech.mechanics.problem import Problem, consistent_multiplier
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.solvers import compiled_newton
-from liemech.solvers.newton import NewtonOptions
-from liemech.tableaux import TableauPair, check_constrained_hypotheses
+from liemech.solvers.newton import NewtonOptions, newton_options
+from liemech.tableaux import TableauPair, check_constrained_hypotheses, stability_at_infinity
 from liemech.types import VectorLike
 
 P = TypeVar("P")
 
+NonholonomicMultiplier = Literal["consistent", "carried"]
+NONHOLONOMIC_MULTIPLIERS: Final[tuple[NonholonomicMultiplier, ...]] = ("consistent", "carried")
+
+
+@dataclass(frozen=True)
+class VPRKTraits(Traits):
+    """``Traits`` and the closure of the nonholonomic multipliers: "consistent" (time-symmetric,
+    λ_k = λ(g_k, η_k)) or "carried" (the paper's Λ¹ = λ_k); see the ``vprk`` module."""
+
+    nonholonomic_multiplier: NonholonomicMultiplier = "consistent"
+
 
 class VPRK(CompiledMethod):
-    """VPRK(tableau_pair, retraction="cay"): the variational PRK method on a Lie group.
+    """VPRK(tableau_pair, retraction="cay", nonholonomic_multiplier="consistent"): the variational
+    PRK method on a Lie group.
 
     Only the position tableau (A, b) enters; the momentum tableau is its symplectic conjugate by
     construction. Order: that of the pair (2s − 2 for Lobatto-s, 2s for Gauss-s); symplectic;
     preserves the momentum maps of symmetries of ℓ (and of Φ). A problem with a constraint needs a
     tableau with H1–H3 and H1′–H2′ (Lobatto; s = 2 is RATTLE). With a holonomic constraint
     ``sol.lam[k]`` is the last stage multiplier Λˢ of the step ending at t_k (its stage sits at
-    t_k); with a nonholonomic one, the multiplier λ_k carried from step to step. ``sol.lam[0]`` is
-    the consistent λ(0) of the continuous equations.
+    t_k). ``nonholonomic_multiplier`` chooses how a nonholonomic step closes its multipliers (module
+    docstring): "consistent" (default; stable near attracting motions, orders 2s − 2 in g, μ and
+    λ; ``sol.lam[k]`` = λ(g_k, η_k)) or "carried", Martín de Diego & Sato Martín de Almagro's
+    scheme (Λ¹ = λ_k; λ of order s for even s and s − 1 for odd s, Cor. 5.2.1; ``sol.lam[k]`` the
+    carried λ_k), unstable near attracting relative equilibria. ``sol.lam[0]`` is the consistent
+    λ(0) of the continuous equations. The option does not change unconstrained or holonomic steps.
     """
 
     def __init__(
@@ -56,27 +91,35 @@ class VPRK(CompiledMethod):
         tableau: TableauPair,
         retraction: RetractionKind = "cay",
         newton: NewtonOptions | None = None,
+        nonholonomic_multiplier: NonholonomicMultiplier = "consistent",
     ) -> None:
         if not isinstance(tableau, TableauPair):
             raise TypeError(f"tableau must be a TableauPair (e.g. lobatto(3)), got {type(tableau).__name__}")
         if retraction not in RETRACTION_KINDS:
             raise ValueError(f"retraction must be one of {RETRACTION_KINDS}, got {retraction!r}")
+        if nonholonomic_multiplier not in NONHOLONOMIC_MULTIPLIERS:
+            raise ValueError(f"nonholonomic_multiplier must be one of {NONHOLONOMIC_MULTIPLIERS}, "
+                             f"got {nonholonomic_multiplier!r}")
         if np.any(tableau.b == 0.0):
             raise ValueError(f"tableau {tableau.name}: VPRK divides by b_i, which must all be nonzero")
         self.tableau = tableau
         self.retraction: RetractionKind = retraction
-        self.newton = NewtonOptions() if newton is None else newton
-        self.name = f"VPRK({tableau.name}, retraction={retraction!r})"
+        self.newton = newton_options(newton, NewtonOptions())
+        self.nonholonomic_multiplier: NonholonomicMultiplier = nonholonomic_multiplier
+        carried = ", nonholonomic_multiplier='carried'" if nonholonomic_multiplier == "carried" else ""
+        self.name = f"VPRK({tableau.name}, retraction={retraction!r}{carried})"
 
     @property
-    def traits(self) -> Traits:
-        return Traits(order=self.tableau.order, symplectic=True, conserves_energy=False,
-                      conserves_momentum_maps=True,
-                      constraints_at_step_end=("position", "velocity", "nonholonomic"))
+    def traits(self) -> VPRKTraits:
+        return VPRKTraits(order=self.tableau.order, symplectic=True, conserves_energy=False,
+                          conserves_momentum_maps=True,
+                          constraints_at_step_end=("position", "velocity", "nonholonomic"),
+                          nonholonomic_multiplier=self.nonholonomic_multiplier)
 
     @property
     def cache_key(self) -> Hashable:
-        return ("VPRK", self.tableau.A.tobytes(), self.tableau.b.tobytes(), self.retraction, self.newton)
+        return ("VPRK", self.tableau.A.tobytes(), self.tableau.b.tobytes(), self.retraction, self.newton,
+                self.nonholonomic_multiplier)
 
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         if problem.holonomic is not None or problem.nonholonomic is not None:
@@ -88,7 +131,7 @@ class VPRK(CompiledMethod):
 class _Carry(NamedTuple, Generic[P]):
     g: P
     mu: jax.Array
-    lam: jax.Array  # λ_k (nonholonomic) or the last stage multiplier (holonomic); empty without
+    lam: jax.Array  # the λ the node reports (see VPRK); empty without constraints
     guess: jax.Array  # Newton's starting point: the previous step's solution
 
 
@@ -96,7 +139,7 @@ class _Stages(NamedTuple, Generic[P]):
     g_next: P
     mu_next: jax.Array
     residual: jax.Array
-    lam_last: jax.Array
+    lam_next: jax.Array  # the λ reported at t_{k+1}
 
 
 class VPRKEquations(Generic[P]):
@@ -116,8 +159,14 @@ class VPRKEquations(Generic[P]):
         self._holonomic = problem.holonomic
         self._nonholonomic = problem.nonholonomic
         self._m = problem.n_constraints
-        # The first stage whose multiplier is unknown: Λ¹ = λ_k is carried for nonholonomic constraints.
-        self._first_free = 1 if self._nonholonomic is not None else 0
+        self._carried = problem.nonholonomic is not None and method.nonholonomic_multiplier == "carried"
+        self._consistent = problem.nonholonomic is not None and not self._carried
+        # The first stage whose multiplier is unknown: Λ¹ = λ_k is carried by the paper's scheme.
+        self._first_free = 1 if self._carried else 0
+        self._rho = stability_at_infinity(t.position) if self._consistent else 0.0
+        if self._consistent and not abs(abs(self._rho) - 1.0) <= 1e-8:
+            raise ValueError(f"nonholonomic_multiplier='consistent' needs a tableau with R(∞) = ±1 (lobatto(s)); "
+                             f"{t.name} has R(∞) = {self._rho:.6g}: use nonholonomic_multiplier='carried'")
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
@@ -126,12 +175,23 @@ class VPRKEquations(Generic[P]):
         guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)])
         return _Carry(state.g, jnp.asarray(state.mu), lam, guess)
 
+    def _continuous_multiplier(self, g: P, mu: jax.Array) -> jax.Array:
+        """λ(g, η(μ)) of the continuous nonholonomic equations."""
+        lam = consistent_multiplier(self._system, None, self._nonholonomic, g, self._system.velocity(g, mu))
+        assert lam is not None
+        return lam
+
+    def _entering(self, c: _Carry[P]) -> jax.Array:
+        """What the step takes from the node besides (g_k, μ_k): the carried Λ¹ = λ_k, or λ(g_k, η_k)
+        for the consistent closure (recomputed, so that the step is a function of (g_k, μ_k) alone)."""
+        return self._continuous_multiplier(c.g, c.mu) if self._consistent else c.lam
+
     def _stages(self, x: jax.Array, g: P, mu: jax.Array, lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
         s, n, m = self._s, self._n, self._m
         group, tau, L = self._group, self._tau, self._system
         H = x[: s * n].reshape(s, n)
         Lam = x[s * n:].reshape(s - self._first_free, m)
-        if self._first_free:
+        if self._carried:
             Lam = jnp.concatenate([lam_k[None, :], Lam])
         Xi = h * (self._A @ H)
         xi = h * (self._b @ H)
@@ -161,6 +221,7 @@ class VPRKEquations(Generic[P]):
         mu_next = jnp.asarray(group.Ad(T_xi)).T @ (mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
         rows = [(Pi + h * (self._C @ ND) - jnp.asarray(tau.dtau(xi)).T @ mu_next).ravel()]
+        lam_next = Lam[-1]
         if self._holonomic is not None:
             v_next = jnp.asarray(L.velocity(g_next, mu_next))
             rows += [phi[1:].ravel(), trivialised_jacobian(group, self._holonomic.phi, g_next) @ v_next]
@@ -174,19 +235,22 @@ class VPRKEquations(Generic[P]):
 
             T_later, G_later = jax.tree.map(lambda a: a[1:], (T, G))
             rows.append(jax.vmap(momentum_stage)(T_later, G_later, self._A[1:]).ravel())
-        return _Stages(g_next, mu_next, jnp.concatenate(rows), Lam[-1])
+            if self._consistent:
+                lam_next = self._continuous_multiplier(g_next, mu_next)
+                rows.append(Lam[-1] + self._rho * Lam[0] - lam_next - self._rho * lam_k)
+        return _Stages(g_next, mu_next, jnp.concatenate(rows), lam_next)
 
     def residual(self, x: VectorLike, state: NodeState[P], h: float) -> jax.Array:
         """The stacked step equations at x from the node ``state`` (zero at the solution)."""
         c = self.start(state)
-        return self._stages(jnp.asarray(x), c.g, c.mu, c.lam, jnp.asarray(h)).residual
+        return self._stages(jnp.asarray(x), c.g, c.mu, self._entering(c), jnp.asarray(h)).residual
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry[P], carry)
-        outcome = compiled_newton.solve(lambda x: self._stages(x, c.g, c.mu, c.lam, h).residual, c.guess,
+        lam_k = self._entering(c)
+        outcome = compiled_newton.solve(lambda x: self._stages(x, c.g, c.mu, lam_k, h).residual, c.guess,
                                         self._newton, jnp.max(jnp.abs(c.mu)))
-        end = self._stages(outcome.x, c.g, c.mu, c.lam, h)
+        end = self._stages(outcome.x, c.g, c.mu, lam_k, h)
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
-        lam_next = end.lam_last if self._m else c.lam
-        return _Carry(end.g_next, end.mu_next, lam_next, outcome.x), node(
-            end.g_next, end.mu_next, eta_next, lam_next, outcome.iterations, outcome.residual, outcome.status)
+        return _Carry(end.g_next, end.mu_next, end.lam_next, outcome.x), node(
+            end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, outcome.residual, outcome.status)

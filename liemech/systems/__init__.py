@@ -3,6 +3,7 @@
 from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.chaotic_nonholonomic import ChaoticNonholonomic
+from liemech.systems.chaplygin_sleigh import ChaplyginSleigh
 from liemech.systems.cvt import CVT
 from liemech.systems.director_top import DirectorTop
 from liemech.systems.double_pendulum import DoublePendulum
@@ -24,6 +25,7 @@ __all__ = [
     "CVT",
     "CartesianPendulum",
     "ChaoticNonholonomic",
+    "ChaplyginSleigh",
     "ConstrainedHeavyTop",
     "DirectorTop",
     "DoublePendulum",
