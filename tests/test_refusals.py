@@ -266,9 +266,10 @@ CASES: list[Refusal] = [
             lm.SimpsonVI, lm.MidpointVI)],
         lambda: lm.DiscreteGradientPenalty(10.0, newton="papers"),  # type: ignore[arg-type]
         lambda: lm.DiscreteGradientAugmentedLagrange(10.0, newton="papers")),  # type: ignore[arg-type]
-    row("option", "VPRK(lobatto(3), newton={'tol': 1e-9}) given to integrate", TypeError,
+    row("option", "VPRK(lobatto(3), newton={'tol': 1e-9}), DiscreteGradientMultiplier(newton='papers')", TypeError,
         r"newton must be a NewtonOptions",
-        run(free_particle, lm.VPRK(lm.lobatto(3), newton={"tol": 1e-9}))),  # type: ignore[arg-type]
+        lambda: lm.VPRK(lm.lobatto(3), newton={"tol": 1e-9}),  # type: ignore[arg-type]
+        lambda: lm.DiscreteGradientMultiplier(newton="papers")),  # type: ignore[arg-type]
     row("option", "DiscreteGradientPenalty(mu=nan), inf, 0, -1, '10'", ValueError,
         r"mu must be a positive finite penalty parameter",
         *[functools.partial(lm.DiscreteGradientPenalty, mu) for mu in (NAN, INF, 0.0, -1.0, "10")]),  # type: ignore[arg-type]
