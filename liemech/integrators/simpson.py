@@ -17,17 +17,15 @@ to the round-off of the momenta. Newton's Jacobian is ``jax.jacfwd`` of the equa
 compiled once per system (see ``liemech.integrators.compiled``).
 """
 
-from abc import abstractmethod
 from collections.abc import Hashable
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.integrators.compiled import CompiledStep, Node, node
 from liemech.integrators.flat import FlatCarry, UnconstrainedRnMethod, equation_scale, flat_carry, rn_lagrangian
 from liemech.integrators.method import NodeState, Traits
-from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options

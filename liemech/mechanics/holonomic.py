@@ -13,7 +13,7 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import trivialised_jacobian
-from liemech.types import Matrix, Tensor, Vector
+from liemech.types import Matrix, Tensor
 
 P = TypeVar("P")
 
