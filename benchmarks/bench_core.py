@@ -33,6 +33,7 @@ from liemech.systems import (  # noqa: E402
     FourParticles,
     HeavyTop,
     LagrangeTop,
+    RollingDisc,
     VerticalDisc,
 )
 
@@ -46,6 +47,11 @@ def top_from_potential_alone() -> lm.Problem[lm.Matrix]:
     chi, mg = TOP.chi, TOP.mg
     system = lm.MechanicalSystem(lm.SO3(), inertia=TOP.inertia, potential=lambda R: mg * jnp.dot(R[2], chi))
     return lm.Problem(system, exp_matrix(TOP.rotation0), TOP.omega0)
+
+
+def damped_top() -> lm.Problem[lm.Matrix]:
+    """The heavy top with the body torque F = −0.4 Ω (an external force)."""
+    return lm.Problem(TOP.system(), exp_matrix(TOP.rotation0), TOP.omega0, force=lambda R, omega, t: -0.4 * omega)
 
 
 def timed(problem: lm.Problem[P], method: lm.Method, h: float, n_steps: int) -> tuple[float, float]:
@@ -74,6 +80,11 @@ def per_step_table() -> None:
         ("double spherical pendulum (DG)", DoubleSphericalPendulum().problem(), lm.DiscreteGradientMultiplier(),
          0.001, 2000),  # type: ignore[list-item]
         ("Lagrange top (Simpson)", LagrangeTop().problem(), lm.SimpsonVI(), 0.01, 2000),  # type: ignore[list-item]
+        ("rolling disc (holonomic + nonholonomic)", RollingDisc().steady(0.25, 1.5).problem(),  # type: ignore[list-item]
+         lm.VPRK(lm.lobatto(2)), 0.01, 2000),
+        ("rolling disc (holonomic + nonholonomic)", RollingDisc().steady(0.25, 1.5).problem(),  # type: ignore[list-item]
+         lm.VPRK(lm.lobatto(3)), 0.01, 2000),
+        ("heavy top with a damping torque", damped_top(), lm.VPRK(lm.lobatto(3)), 0.01, 2000),  # type: ignore[list-item]
     ]
     for name, problem, method, h, n in cases:
         first, per_step = timed(problem, method, h, n)

@@ -67,6 +67,28 @@ def free_particle() -> lm.Problem[lm.Vector]:
     return lm.Problem(plane(), np.array([1.0, 0.0]), np.zeros(2))
 
 
+def damping(q: lm.Vector, v: lm.Vector, t: float) -> lm.Vector:
+    return -v
+
+
+@functools.cache
+def damped_pendulum() -> lm.Problem[lm.Vector]:
+    problem = pendulum()
+    return lm.Problem(problem.system, problem.g0, problem.eta0, holonomic=problem.holonomic, force=damping)
+
+
+@functools.cache
+def damped_particle() -> lm.Problem[lm.Vector]:
+    return lm.Problem(plane(), np.array([1.0, 0.0]), np.zeros(2), force=damping)
+
+
+@functools.cache
+def rolling_on_a_line() -> lm.Problem[lm.Vector]:
+    """y = 0 (holonomic) and ẋ = 0 (nonholonomic) on R²: both kinds at once."""
+    return lm.Problem(plane(), np.array([1.0, 0.0]), np.zeros(2), holonomic=lm.HolonomicConstraint(lambda q: q[1:]),
+                      nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[:1]))
+
+
 @functools.cache
 def plane() -> lm.MechanicalSystem[lm.Vector]:
     return lm.MechanicalSystem(lm.Rn(2), np.eye(2), lambda q: q[1])
@@ -246,6 +268,11 @@ CASES: list[Refusal] = [
     row("method", "lm.flow(nonholonomic problem, SimpsonVI())", ValueError,
         r"SimpsonVI\(\) does not handle nonholonomic constraints",
         lambda: lm.flow(nonholonomic(), lm.SimpsonVI(), h=0.1, n_steps=1)),
+    row("method", "external force → every method but VPRK", ValueError, r"\) does not take an external force; use VPRK",
+        *[run(damped_pendulum, m) for m in HOLONOMIC_ONLY], *[run(damped_particle, m) for m in UNCONSTRAINED_ONLY]),
+    row("method", "holonomic and nonholonomic constraints → VPRK(…, nonholonomic_multiplier='carried')", ValueError,
+        r"nonholonomic_multiplier='carried' \(the paper's closure\) handles nonholonomic constraints alone",
+        run(rolling_on_a_line, lm.VPRK(lm.lobatto(2), nonholonomic_multiplier="carried"))),
     # ---- 2: numerical options ------------------------------------------------------------------
     row("option", "NewtonOptions(tol=inf), tol=nan, tol=0, tol='1e-9'", ValueError,
         r"tol must be None or a finite number > 0",
@@ -404,7 +431,7 @@ CASES: list[Refusal] = [
         constrained(holonomic=lm.HolonomicConstraint(lambda q: jnp.array([jnp.sqrt(q[1])])))),
     row("callback", "holonomic jacobian returning a scalar or a vector", ValueError,
         r"holonomic jacobian must return shape \(1, 2\) at the initial point",
-        *[constrained(holonomic=lm.HolonomicConstraint(lambda q: jnp.array([0.5 * (q @ q - 1.0)]), jacobian=J))  # type: ignore[arg-type]
+        *[constrained(holonomic=lm.HolonomicConstraint(lambda q: jnp.array([0.5 * (q @ q - 1.0)]), jacobian=J))
           for J in (lambda q: 1.0, lambda q: q)]),
     row("callback", "holonomic phi that is not callable", TypeError, r"phi must be a callable g -> \(m,\) array",
         lambda: lm.HolonomicConstraint(np.zeros(1))),  # type: ignore[arg-type]
@@ -415,12 +442,21 @@ CASES: list[Refusal] = [
         constrained(nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[1]))),
     row("callback", "nonholonomic phi taking one argument", TypeError,
         r"nonholonomic phi raised TypeError at the initial point",
-        constrained(nonholonomic=lm.NonholonomicConstraint(lambda q: q[1:]))),  # type: ignore[arg-type, misc]
+        constrained(nonholonomic=lm.NonholonomicConstraint(lambda q: q[1:]))),  # type: ignore[arg-type]
     row("callback", "nonholonomic d_eta returning a scalar", ValueError,
         r"nonholonomic d_eta must return shape \(1, 2\) at the initial point",
-        constrained(nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[1:], d_eta=lambda q, v: 1.0))),  # type: ignore[arg-type, return-value]
+        constrained(nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[1:], d_eta=lambda q, v: 1.0))),
     row("callback", "nonholonomic phi independent of η", ValueError, r"the constraints are not admissible",
         constrained(nonholonomic=lm.NonholonomicConstraint(lambda q, v: q[1:]))),
+    row("callback", "a nonholonomic row repeating dΦ/dt = 0 of a holonomic constraint", ValueError,
+        r"stacked has rank 1 < m = 2.*repeats dΦ/dt = 0",
+        constrained(holonomic=lm.HolonomicConstraint(lambda q: q[1:]),
+                    nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[1:]))),
+    row("callback", "force returning shape (3,) on R²", ValueError,
+        r"force must return shape \(2,\) at the initial point, got shape \(3,\)",
+        constrained(force=lambda q, v, t: jnp.zeros(3))),
+    row("callback", "force that is not a function", TypeError, r"force must be a callable \(g, eta, t\)",
+        constrained(force=1.0)),
     row("callback", "initial data off the constraints", ValueError, r"inconsistent initial data: \|Φ\(g0\)\| = 1\.500e\+00",
         lambda: lm.Problem(plane(), np.array([2.0, 0.0]), np.zeros(2), holonomic=CartesianPendulum.constraint())),
     # ---- 4: every returned array is finite -----------------------------------------------------

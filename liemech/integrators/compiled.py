@@ -10,7 +10,7 @@ freezes the state; ``run`` then raises ``ConvergenceError`` with the step, time 
 
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, NamedTuple, TypeVar
 
 import jax
@@ -116,7 +116,7 @@ def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
     and method (the initial data enter as arguments), after ``method.check(problem)``."""
     method.check(problem)
     compiled_step = method.compiled_step(problem)
-    key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic)
+    key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic, problem.force)
     cache = problem.system.compiled_steps
     runner = cache.get(key)
     if runner is None:
@@ -130,13 +130,13 @@ class _SingleStepper(Stepper[P]):
         self._method, self._h = method, h
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
-        _, node = self._step(self._compiled.start(state), jnp.asarray(self._h))
+        _, node = self._step(self._compiled.start(replace(state, t=k * self._h)), jnp.asarray(self._h))
         node = jax.tree.map(np.asarray, node)
         if int(node.status) != Status.CONVERGED:
             raise convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status))
         lam = node.lam if state.lam is not None and node.lam.size else None
-        return NodeState(node.g, node.mu, node.eta, lam), StepReport(int(node.iterations), float(node.residual),
-                                                                      dict(node.extras))
+        return (NodeState(node.g, node.mu, node.eta, lam, (k + 1) * self._h),
+                StepReport(int(node.iterations), float(node.residual), dict(node.extras)))
 
 
 class _Chunk(NamedTuple):

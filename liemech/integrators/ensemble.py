@@ -7,9 +7,7 @@ workers of a Dask cluster (``client=``). A member whose Newton solve fails keeps
 is reported with its step and time; the others run on.
 """
 
-import sys
 import threading
-import time
 import uuid
 import weakref
 from collections.abc import Callable, Hashable, Mapping
@@ -28,9 +26,9 @@ from liemech.groups.validation import checked_count, checked_flag
 from liemech.integrators.integrate import _number_of_steps, checked_step
 from liemech.integrators.march import March, advance, start_march
 from liemech.integrators.method import Method
+from liemech.integrators.progress import progress_bar
 from liemech.mechanics.lagrangian import Lagrangian
-from liemech.mechanics.problem import Problem
-from liemech.mechanics.trivialised import trivialised_jacobian
+from liemech.mechanics.problem import Problem, constraint_defect
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
 from liemech.types import Matrix, Vector
@@ -149,31 +147,21 @@ def integrate_ensemble(
     size = min(members, MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
     build = None if parameters is None else parameters.build
     # Identical ensembles of one system share a token, hence one compilation per process.
-    key = ("ensemble", method.cache_key, problem.holonomic, problem.nonholonomic, step_size, n, every,
+    key = ("ensemble", method.cache_key, problem.holonomic, problem.nonholonomic, problem.force, step_size, n, every,
            tuple(observed.items()), build, size)
     token = _TOKENS.setdefault(problem.system, {}).setdefault(key, uuid.uuid4().hex)
     job = _Job(problem, method, step_size, n, every, observed, build, token)
     batches = [_batch(g0s, eta0s, values, start, size) for start in range(0, members, size)]
-    started = time.perf_counter()
-    done = 0
-
-    def report(finished: int) -> None:
-        nonlocal done
-        done += finished
-        if progress:
-            filled = round(30 * done / members)
-            print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{members} members, "
-                  f"{time.perf_counter() - started:.1f} s", end="\n" if done == members else "", file=sys.stderr)
-
-    if client is not None:
-        results = _run(client.get_executor(), job, batches, report)
-    else:
-        # One batch at a time: two threads running one compiled executable at once were seen to
-        # deadlock on XLA's CPU thread pool.
-        results = []
-        for batch in batches:
-            results.append(job(batch))
-            report(batch.size)
+    with progress_bar(members, "member", progress, method.name) as bar:
+        if client is not None:
+            results = _run(client.get_executor(), job, batches, bar.update)
+        else:
+            # One batch at a time: two threads running one compiled executable at once were seen to
+            # deadlock on XLA's CPU thread pool.
+            results = []
+            for batch in batches:
+                results.append(job(batch))
+                bar.update(batch.size)
     parts = {key: np.concatenate([part[key] for part in results])[:members] for key in results[0]}
     kept = np.unique(np.append(np.arange(every, n + 1, every), n))
     t = np.concatenate([[0.0], kept * step_size])
@@ -228,19 +216,12 @@ def _check_consistency(problem: Problem[P], g_leaves: list[NDArray[np.float64]],
     """Every member's initial data on the problem's constraints, to ``problem.constraint_tol``
     (|Φ(g₀)|, |B(g₀)η₀| or |φ(g₀, η₀)|, as ``Problem`` checks its own); the rank conditions are
     those checked at the problem's g₀."""
-    holonomic, nonholonomic, group = problem.holonomic, problem.nonholonomic, problem.group
-    if holonomic is None and nonholonomic is None:
+    if problem.holonomic is None and problem.nonholonomic is None:
         return
     structure = jax.tree.structure(problem.g0)
 
     def defects(leaves: list[jax.Array], eta: jax.Array) -> jax.Array:
-        g = cast(P, jax.tree.unflatten(structure, leaves))
-        if nonholonomic is not None:
-            return jnp.max(jnp.abs(nonholonomic.phi(g, eta))) / jnp.maximum(1.0, jnp.max(jnp.abs(eta)))
-        assert holonomic is not None
-        velocity = trivialised_jacobian(group, holonomic.phi, g) @ eta
-        return jnp.maximum(jnp.max(jnp.abs(holonomic.phi(g))),
-                           jnp.max(jnp.abs(velocity)) / jnp.maximum(1.0, jnp.max(jnp.abs(eta))))
+        return constraint_defect(problem, cast(P, jax.tree.unflatten(structure, leaves)), eta)
 
     defect = np.asarray(jax.jit(jax.vmap(defects))(g_leaves, etas))
     bad = np.flatnonzero(~(defect <= problem.constraint_tol))
@@ -334,7 +315,7 @@ class _Job(Generic[P]):
 
 
 def _run(executor: Executor, job: _Job[P], batches: list[_Batch],
-         report: Callable[[int], None]) -> list[dict[str, NDArray[np.float64]]]:
+         report: Callable[[int], object]) -> list[dict[str, NDArray[np.float64]]]:
     """The batches' results in order, reporting each batch as it finishes."""
     futures: dict[Future[dict[str, NDArray[np.float64]]], int] = {
         executor.submit(job, batch): index for index, batch in enumerate(batches)}

@@ -77,7 +77,7 @@ class Flow(Generic[P]):
             checked = Problem(problem.system, problem.g0 if g0 is None else g0,
                               problem.eta0 if eta0 is None else eta0,  # type: ignore[arg-type]
                               holonomic=problem.holonomic, nonholonomic=problem.nonholonomic,
-                              constraint_tol=problem.constraint_tol)
+                              force=problem.force, constraint_tol=problem.constraint_tol)
             g0, eta0 = checked.g0, checked.eta0
         g = problem.g0 if g0 is None else g0
         eta = jnp.asarray(problem.eta0 if eta0 is None else eta0, dtype=float)

@@ -36,7 +36,7 @@ def start_march(problem: Problem[P], method: CompiledMethod, g0: P, eta0: jax.Ar
         problem.system = system
     compiled = method.compiled_step(problem)
     mu0 = problem.system.momentum(g0, eta0)
-    lam0 = consistent_multiplier(problem.system, problem.holonomic, problem.nonholonomic, g0, eta0)
+    lam0 = consistent_multiplier(problem.system, problem.holonomic, problem.nonholonomic, problem.force, g0, eta0)
     # Traced arrays stand in for the node's numpy arrays.
     carry = compiled.start(NodeState(g0, mu0, cast(Vector, eta0), cast(Vector | None, lam0)))
     first = cast(Node, jax.eval_shape(compiled.step, carry, jnp.asarray(1.0))[1])

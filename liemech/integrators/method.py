@@ -18,7 +18,7 @@ ConstraintKind = Literal["position", "velocity", "nonholonomic"]
 
 @dataclass(frozen=True)
 class Traits:
-    """Properties the theory guarantees for a method (spec 004: Thm 6.1 and §3.7; spec 000 §E.1).
+    """Properties the theory guarantees for a method (Martín de Diego & Sato Martín de Almagro 2018, Thm 6.1 and §3.7; Kinon, Betsch & Schneider 2023).
 
     ``constraints_at_step_end`` lists the constraints of a problem that hold at every node t_{n+1}
     (to round-off): "position" Φ(q) = 0, "velocity" its derivative B(q)η = 0 (for the Rⁿ schemes
@@ -41,12 +41,14 @@ class Scope:
 
     ``groups``: "any", or "Rn" for the embedded-coordinate schemes. ``holonomic``: "required",
     "optional" or "refused"; ``nonholonomic``: "optional" or "refused". ``inertia``: "any" Lagrangian,
-    or "constant": a MechanicalSystem with a constant inertia matrix."""
+    or "constant": a MechanicalSystem with a constant inertia matrix. ``forces``: "optional" for a
+    method that adds an external force F(g, η, t) to its equations, else "refused"."""
 
     groups: Literal["any", "Rn"] = "any"
     holonomic: Literal["required", "optional", "refused"] = "optional"
     nonholonomic: Literal["optional", "refused"] = "optional"
     inertia: Literal["any", "constant"] = "any"
+    forces: Literal["optional", "refused"] = "refused"
 
 
 def check_scope(scope: Scope, problem: Problem[P], method_name: str) -> None:
@@ -60,6 +62,8 @@ def check_scope(scope: Scope, problem: Problem[P], method_name: str) -> None:
         raise ValueError(f"{method_name} does not handle holonomic constraints; use VPRK(lobatto(s))")
     if problem.holonomic is None and scope.holonomic == "required":
         raise ValueError(f"{method_name} needs a holonomic constraint (Problem(..., holonomic=...))")
+    if problem.force is not None and scope.forces == "refused":
+        raise ValueError(f"{method_name} does not take an external force; use VPRK(lobatto(s)) or VPRK(gauss(s))")
     if scope.inertia == "constant":
         system = problem.system
         if not isinstance(system, MechanicalSystem):
@@ -73,12 +77,14 @@ def check_scope(scope: Scope, problem: Problem[P], method_name: str) -> None:
 @dataclass(frozen=True)
 class NodeState(Generic[P]):
     """The scheme's state at a node t_k: configuration, body momentum, velocity of that momentum,
-    and the multipliers a constrained scheme carries (None without constraints)."""
+    the multipliers a constrained scheme carries (None without constraints), and the time (which
+    an external force depends on)."""
 
     g: P
     mu: Vector
     eta: Vector
     lam: Vector | None = None
+    t: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,21 @@
 """The variational Hamilton–Pontryagin RKMK integrator (VPRK) on any configuration space,
-unconstrained, with holonomic or with nonholonomic constraints (Martín de Diego & Sato Martín de
-Almagro 2018, Theorem 6.1 and §6.2).
+unconstrained, with holonomic or nonholonomic constraints or both, and with external forces
+(Martín de Diego & Sato Martín de Almagro 2018, Theorem 6.1 and §6.2).
 
 One step (g_k, μ_k) ↦ (g_{k+1}, μ_{k+1}): with unknown chart velocities H¹..Hˢ ∈ 𝔤,
-    Ξⁱ = h Σ_j a_ij Hʲ,  ξ = h Σ_j b_j Hʲ,  Gⁱ = g_k τ(Ξⁱ),  ηⁱ = dτ(Ξⁱ) Hⁱ,
-    fⁱ = f(Gⁱ, ηⁱ) + Bⁱᵀ Λⁱ,  Nⁱ = dτ(Ξⁱ)ᵀ fⁱ,  Πⁱ = dτ(Ξⁱ)ᵀ μ(Gⁱ, ηⁱ),
+    Ξⁱ = h Σ_j a_ij Hʲ,  ξ = h Σ_j b_j Hʲ,  Gⁱ = g_k τ(Ξⁱ),  ηⁱ = dτ(Ξⁱ) Hⁱ,  tⁱ = t_k + c_i h,
+    fⁱ = f(Gⁱ, ηⁱ) + F(Gⁱ, ηⁱ, tⁱ) + Bⁱᵀ Λⁱ,  Nⁱ = dτ(Ξⁱ)ᵀ fⁱ,  Πⁱ = dτ(Ξⁱ)ᵀ μ(Gⁱ, ηⁱ),
     μ_{k+1} = Ad(τ(ξ))ᵀ [μ_k + h Σ_j b_j Ad(τ(Ξʲ)⁻¹)ᵀ fʲ]                                   (28)
     Πⁱ + h Σ_j (b_j a_ji / b_i) [Nʲ + ddτ(Ξʲ, Hʲ)ᵀ Πʲ] − dτ(ξ)ᵀ μ_{k+1} = 0,  i = 1..s      (26)
 and g_{k+1} = g_k τ(ξ). On Rⁿ (τ = id, Ad = I, ddτ = 0) this is the vector-space VPRK, eq. (9).
+
+External force F (``Problem(force=...)``): the discrete Lagrange–d'Alembert principle, the
+action's variation plus the stage quadrature h Σ_i b_i ⟨Fⁱ, ζⁱ⟩ of the virtual work, adds F
+wherever the trivialised ∂ℓ/∂g enters, as above (the forced variational integrators of Marsden &
+West 2001, in the chart of the retraction). The step reports the work of F from t = 0 by the
+same quadrature, W_{k+1} = W_k + h Σ_i b_i ⟨Fⁱ, ηⁱ⟩ (``sol.extras["work"]``); on Rⁿ with a quadratic
+energy and the Gauss pair (collocation) E_{k+1} − E_k = W_{k+1} − W_k holds exactly, otherwise to
+the order of the method.
 
 Holonomic Φ (B = L*DΦ, §6.1 and eq. (13) of the vector-space scheme): Λ¹..Λˢ are unknown too, and
 Φ(Gⁱ) = 0 for i = 2..s and the tangency B(g_{k+1}) ∂h/∂μ (g_{k+1}, μ_{k+1}) = 0 close the system.
@@ -33,6 +41,18 @@ stability function of (A, b) at infinity ((−1)^{s−1} for Lobatto IIIA): A Λ
   on a Lie group both lose it at O(h^{2s}) to the chart centred at g_k) and with it the bounded
   long-time energy error on reversible systems. ``sol.lam[k]`` is λ(g_k, η_k).
 
+Both kinds at once (a disc rolling on a plane: holonomic contact Φ, nonholonomic rolling φ), with
+stage multipliers Λⁱ = (Λⁱ_Φ, Λⁱ_φ), all unknown: fⁱ gets B_Φ(Gⁱ)ᵀΛⁱ_Φ + ∂φ/∂η(Gⁱ, ηⁱ)ᵀΛⁱ_φ, and
+the rows of each kind close the system as they do alone: Φ(Gⁱ) = 0 (i = 2..s) and
+B_Φ(g_{k+1}) ∂h/∂μ(g_{k+1}, μ_{k+1}) = 0; φ(Gⁱ, ∂h/∂μ(Gⁱ, μⁱ)) = 0 (i = 2..s) and the consistent
+closure on Λ_φ, with λ(g, η) the multiplier of the continuous equations with both constraints
+(``consistent_multiplier``). Unknowns and equations are s(dim + m_Φ + m_φ) each. The hypotheses
+are those of each kind alone (Lobatto: H1–H3, H1′–H2′ and R(∞) = ±1) and a full-rank stack
+[B_Φ; ∂φ/∂η], which ``Problem`` checks; with Lobatto IIIA, Gˢ = g_{k+1} and μˢ = μ_{k+1}, so both
+constraints hold at every node. ``sol.lam[k]`` = λ(g_k, η_k), both parts (for a rolling body, the
+contact force; of order 2s − 2, where the stage multiplier Λˢ_Φ is of order s − 1). The paper's "carried"
+closure is defined for nonholonomic constraints alone and refuses problems with both.
+
 Every derivative (f, μ, B, ∂φ/∂η, λ(g, η) and Newton's Jacobian) comes from automatic
 differentiation of ℓ, Φ and φ; the step is compiled once per problem and method.
 """
@@ -47,7 +67,7 @@ import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, Retraction, RetractionKind
 from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.method import NodeState, Traits
+from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem, consistent_multiplier
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.solvers import compiled_newton
@@ -84,6 +104,10 @@ class VPRK(CompiledMethod):
     scheme (Λ¹ = λ_k; λ of order s for even s and s − 1 for odd s, Cor. 5.2.1; ``sol.lam[k]`` the
     carried λ_k), unstable near attracting relative equilibria. ``sol.lam[0]`` is the consistent
     λ(0) of the continuous equations. The option does not change unconstrained or holonomic steps.
+    Holonomic and nonholonomic constraints together (a rolling disc) take the consistent closure;
+    ``sol.lam[k]`` is then λ(g_k, η_k) of both kinds. An external force ``Problem(force=...)``
+    enters every variant (the discrete Lagrange–d'Alembert principle); ``sol.extras["work"][i]`` is
+    its work from t = 0 to ``sol.t[i + 1]`` (module docstring).
     """
 
     def __init__(
@@ -117,6 +141,19 @@ class VPRK(CompiledMethod):
                           nonholonomic_multiplier=self.nonholonomic_multiplier)
 
     @property
+    def scope(self) -> Scope:
+        return Scope(forces="optional")
+
+    def check(self, problem: Problem[P]) -> None:
+        """``Method.check``, and refuse the carried closure on a problem with both constraint kinds."""
+        super().check(problem)
+        both = problem.holonomic is not None and problem.nonholonomic is not None
+        if both and self.nonholonomic_multiplier == "carried":
+            raise ValueError("nonholonomic_multiplier='carried' (the paper's closure) handles nonholonomic "
+                             "constraints alone; a problem with holonomic and nonholonomic constraints needs "
+                             "the default nonholonomic_multiplier='consistent'")
+
+    @property
     def cache_key(self) -> Hashable:
         return ("VPRK", self.tableau.A.tobytes(), self.tableau.b.tobytes(), self.retraction, self.newton,
                 self.nonholonomic_multiplier)
@@ -133,6 +170,8 @@ class _Carry(NamedTuple, Generic[P]):
     mu: jax.Array
     lam: jax.Array  # the λ the node reports (see VPRK); empty without constraints
     guess: jax.Array  # Newton's starting point: the previous step's solution
+    t: jax.Array  # the node's time, which an external force depends on
+    work: jax.Array  # the external force's work since the run's first node
 
 
 class _Stages(NamedTuple, Generic[P]):
@@ -140,6 +179,7 @@ class _Stages(NamedTuple, Generic[P]):
     mu_next: jax.Array
     residual: jax.Array
     lam_next: jax.Array  # the λ reported at t_{k+1}
+    work: jax.Array  # h Σ_i b_i ⟨Fⁱ, ηⁱ⟩, the external force's work over the step
 
 
 class VPRKEquations(Generic[P]):
@@ -152,13 +192,15 @@ class VPRKEquations(Generic[P]):
         self._group = problem.group
         self._tau: Retraction[P] = self._group.retraction(method.retraction)
         t = method.tableau
-        self._A, self._b = jnp.asarray(t.A), jnp.asarray(t.b)
+        self._A, self._b, self._c = jnp.asarray(t.A), jnp.asarray(t.b), jnp.asarray(t.c)
         self._s, self._n = t.stages, self._group.dim
         # C_ij = b_j a_ji / b_i (the boxed residual (26))
         self._C = jnp.asarray((t.b[None, :] * t.A.T) / t.b[:, None])
         self._holonomic = problem.holonomic
         self._nonholonomic = problem.nonholonomic
+        self._force = problem.force
         self._m = problem.n_constraints
+        self._m_holonomic = problem.n_holonomic  # Λ's first columns; the nonholonomic ones follow
         self._carried = problem.nonholonomic is not None and method.nonholonomic_multiplier == "carried"
         self._consistent = problem.nonholonomic is not None and not self._carried
         # The first stage whose multiplier is unknown: Λ¹ = λ_k is carried by the paper's scheme.
@@ -173,22 +215,25 @@ class VPRKEquations(Generic[P]):
         s = self._s
         lam = jnp.zeros(0) if state.lam is None else jnp.asarray(state.lam)
         guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)])
-        return _Carry(state.g, jnp.asarray(state.mu), lam, guess)
+        return _Carry(state.g, jnp.asarray(state.mu), lam, guess, jnp.asarray(state.t, dtype=float), jnp.zeros(()))
 
-    def _continuous_multiplier(self, g: P, mu: jax.Array) -> jax.Array:
-        """λ(g, η(μ)) of the continuous nonholonomic equations."""
-        lam = consistent_multiplier(self._system, None, self._nonholonomic, g, self._system.velocity(g, mu))
+    def _continuous_multiplier(self, g: P, mu: jax.Array, t: jax.Array) -> jax.Array:
+        """λ(g, η(μ), t), the multiplier of the continuous equations (holonomic part first)."""
+        lam = consistent_multiplier(self._system, self._holonomic, self._nonholonomic, self._force, g,
+                                    self._system.velocity(g, mu), t)
         assert lam is not None
         return lam
 
     def _entering(self, c: _Carry[P]) -> jax.Array:
-        """What the step takes from the node besides (g_k, μ_k): the carried Λ¹ = λ_k, or λ(g_k, η_k)
+        """What the step takes from the node besides (g_k, μ_k): the carried Λ¹ = λ_k, or λ_φ(g_k, η_k)
         for the consistent closure (recomputed, so that the step is a function of (g_k, μ_k) alone)."""
-        return self._continuous_multiplier(c.g, c.mu) if self._consistent else c.lam
+        if self._consistent:
+            return self._continuous_multiplier(c.g, c.mu, c.t)[self._m_holonomic:]
+        return c.lam
 
-    def _stages(self, x: jax.Array, g: P, mu: jax.Array, lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
-        s, n, m = self._s, self._n, self._m
-        group, tau, L = self._group, self._tau, self._system
+    def _stages(self, x: jax.Array, c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
+        s, n, m, m_holonomic = self._s, self._n, self._m, self._m_holonomic
+        group, tau, L, g, mu = self._group, self._tau, self._system, c.g, c.mu
         H = x[: s * n].reshape(s, n)
         Lam = x[s * n:].reshape(s - self._first_free, m)
         if self._carried:
@@ -196,27 +241,31 @@ class VPRKEquations(Generic[P]):
         Xi = h * (self._A @ H)
         xi = h * (self._b @ H)
 
-        def stage(Xi_j: jax.Array, H_j: jax.Array, Lam_j: jax.Array) -> tuple[P, P, jax.Array, jax.Array,
-                                                                                 jax.Array, jax.Array]:
-            """Gʲ = g τ(Ξʲ) and the stage terms Πʲ, Nʲ + ddτ(Ξʲ, Hʲ)ᵀΠʲ, Ad(τ(Ξʲ)⁻¹)ᵀfʲ, Φ(Gʲ)."""
+        def stage(Xi_j: jax.Array, H_j: jax.Array, Lam_j: jax.Array, t_j: jax.Array) -> tuple[
+                P, P, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+            """Gʲ = g τ(Ξʲ) and the stage terms Πʲ, Nʲ + ddτ(Ξʲ, Hʲ)ᵀΠʲ, Ad(τ(Ξʲ)⁻¹)ᵀfʲ, Φ(Gʲ), ⟨Fʲ, ηʲ⟩."""
             T_j = tau.tau(Xi_j)
             A_j = jnp.asarray(tau.dtau(Xi_j))
             G_j = group.compose(g, T_j)
             eta_j = A_j @ H_j
             f_j = jnp.asarray(L.force(G_j, eta_j))
+            power_j = jnp.zeros(())
+            if self._force is not None:
+                F_j = jnp.asarray(self._force(G_j, eta_j, t_j), dtype=float)  # type: ignore[arg-type]
+                f_j, power_j = f_j + F_j, F_j @ eta_j
             phi_j = jnp.zeros(0)
             if self._holonomic is not None:
-                f_j = f_j + trivialised_jacobian(group, self._holonomic.phi, G_j).T @ Lam_j
+                f_j = f_j + trivialised_jacobian(group, self._holonomic.phi, G_j).T @ Lam_j[:m_holonomic]
                 phi_j = self._holonomic.phi(G_j)
-            elif self._nonholonomic is not None:
-                f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j
+            if self._nonholonomic is not None:
+                f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j[m_holonomic:]
             Pi_j = A_j.T @ jnp.asarray(L.momentum(G_j, eta_j))
             ND_j = A_j.T @ f_j + jnp.asarray(tau.ddtau(Xi_j, H_j)).T @ Pi_j
             pulled_j = jnp.asarray(group.Ad(group.inverse(T_j))).T @ f_j
-            return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j
+            return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j, power_j
 
         # One traced stage, batched over the s stages: s times less to compile than a loop.
-        T, G, Pi, ND, pulled, phi = jax.vmap(stage)(Xi, H, Lam)
+        T, G, Pi, ND, pulled, phi, power = jax.vmap(stage)(Xi, H, Lam, c.t + self._c * h)
         T_xi = tau.tau(xi)
         mu_next = jnp.asarray(group.Ad(T_xi)).T @ (mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
@@ -225,7 +274,7 @@ class VPRKEquations(Generic[P]):
         if self._holonomic is not None:
             v_next = jnp.asarray(L.velocity(g_next, mu_next))
             rows += [phi[1:].ravel(), trivialised_jacobian(group, self._holonomic.phi, g_next) @ v_next]
-        elif self._nonholonomic is not None:
+        if self._nonholonomic is not None:
             constraint = self._nonholonomic
 
             def momentum_stage(T_i: P, G_i: P, A_i: jax.Array) -> jax.Array:
@@ -236,21 +285,25 @@ class VPRKEquations(Generic[P]):
             T_later, G_later = jax.tree.map(lambda a: a[1:], (T, G))
             rows.append(jax.vmap(momentum_stage)(T_later, G_later, self._A[1:]).ravel())
             if self._consistent:
-                lam_next = self._continuous_multiplier(g_next, mu_next)
-                rows.append(Lam[-1] + self._rho * Lam[0] - lam_next - self._rho * lam_k)
-        return _Stages(g_next, mu_next, jnp.concatenate(rows), lam_next)
+                lam_next = self._continuous_multiplier(g_next, mu_next, c.t + h)
+                rows.append(Lam[-1, m_holonomic:] + self._rho * Lam[0, m_holonomic:] - lam_next[m_holonomic:]
+                            - self._rho * lam_k)
+        return _Stages(g_next, mu_next, jnp.concatenate(rows), lam_next, h * (self._b @ power))
 
     def residual(self, x: VectorLike, state: NodeState[P], h: float) -> jax.Array:
         """The stacked step equations at x from the node ``state`` (zero at the solution)."""
         c = self.start(state)
-        return self._stages(jnp.asarray(x), c.g, c.mu, self._entering(c), jnp.asarray(h)).residual
+        return self._stages(jnp.asarray(x), c, self._entering(c), jnp.asarray(h)).residual
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry[P], carry)
         lam_k = self._entering(c)
-        outcome = compiled_newton.solve(lambda x: self._stages(x, c.g, c.mu, lam_k, h).residual, c.guess,
+        outcome = compiled_newton.solve(lambda x: self._stages(x, c, lam_k, h).residual, c.guess,
                                         self._newton, jnp.max(jnp.abs(c.mu)))
-        end = self._stages(outcome.x, c.g, c.mu, lam_k, h)
+        end = self._stages(outcome.x, c, lam_k, h)
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
-        return _Carry(end.g_next, end.mu_next, end.lam_next, outcome.x), node(
-            end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, outcome.residual, outcome.status)
+        work = c.work + end.work
+        extras = None if self._force is None else {"work": work}
+        return _Carry(end.g_next, end.mu_next, end.lam_next, outcome.x, c.t + h, work), node(
+            end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, outcome.residual, outcome.status,
+            extras)

@@ -1,7 +1,8 @@
-"""An initial-value problem: a Lagrangian system, optional constraints, consistent initial data."""
+"""An initial-value problem: a Lagrangian system, optional constraints and external force,
+consistent initial data."""
 
 import functools
-from typing import Generic, SupportsFloat, TypeVar
+from typing import Generic, SupportsFloat, TypeAlias, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -10,16 +11,21 @@ from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_real, checked_vector
+from liemech.mechanics.callbacks import checked_call, require_callable
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
-from liemech.types import Matrix, Vector
+from liemech.types import ForceFunction, Matrix, Vector
 
 P = TypeVar("P")
 
 RANK_TOL = 1e-10
 """A constraint Jacobian whose smallest singular value is below RANK_TOL × the largest is rank-deficient."""
+
+ExternalForce: TypeAlias = ForceFunction[P]
+"""F(g, η, t) ∈ 𝔤*, left-trivialised: ⟨F, ζ⟩ is the virtual work of the force on the variation
+g τ(εζ), so that μ̇ = ad*_η μ + f + F (+ constraint forces) and its power is ⟨F, η⟩."""
 
 
 class Problem(Generic[P]):
@@ -31,7 +37,13 @@ class Problem(Generic[P]):
     |Φ(g₀)| and |B(g₀)η₀| at most ``constraint_tol`` (``project_to_constraints`` repairs nearly
     consistent data). With a ``nonholonomic`` constraint φ, ∂φ/∂η must have full row rank
     (admissibility), C = ∂φ/∂η M⁻¹ ∂φ/∂ηᵀ must be regular (compatibility), and |φ(g₀, η₀)| at
-    most ``constraint_tol`` (a finite number ≥ 0). A problem carries one kind of constraint or none.
+    most ``constraint_tol`` (a finite number ≥ 0). A problem may carry both kinds at once (a disc
+    rolling on a plane: a holonomic contact and nonholonomic rolling); then the stacked rows
+    [B; ∂φ/∂η] must have full rank too (a rolling condition that repeats dΦ/dt = 0 is refused),
+    and multipliers are ordered (λ_Φ, λ_φ).
+
+    ``force(g, η, t)`` is an external force (``ExternalForce``): the continuous equations become
+    μ̇ = ad*_η μ + f + F(g, η, t) (+ constraint forces), the Lagrange–d'Alembert principle.
     """
 
     def __init__(
@@ -43,6 +55,7 @@ class Problem(Generic[P]):
         mu0: Vector | None = None,
         holonomic: HolonomicConstraint[P] | None = None,
         nonholonomic: NonholonomicConstraint[P] | None = None,
+        force: ExternalForce[P] | None = None,
         constraint_tol: SupportsFloat = 1e-10,
     ) -> None:
         if not isinstance(system, Lagrangian):
@@ -67,16 +80,24 @@ class Problem(Generic[P]):
             raise TypeError(f"holonomic must be a HolonomicConstraint, got {type(holonomic).__name__}")
         if nonholonomic is not None and not isinstance(nonholonomic, NonholonomicConstraint):
             raise TypeError(f"nonholonomic must be a NonholonomicConstraint, got {type(nonholonomic).__name__}")
-        if holonomic is not None and nonholonomic is not None:
-            raise ValueError("a problem carries holonomic or nonholonomic constraints, not both (yet)")
+        require_callable(force, "force", "(g, eta, t) -> (dim,) array", optional=True)
         self.holonomic = holonomic
         self.nonholonomic = nonholonomic
+        self.force = force
+        if force is not None:
+            checked_call("force", force, self.g0, (group.dim,), self.eta0, 0.0)
         if holonomic is not None:
             holonomic.check_at(group, self.g0)
             _check_holonomic(group, holonomic, self.g0, self.eta0, self.constraint_tol)
         if nonholonomic is not None:
             nonholonomic.check_at(group, self.g0, self.eta0)
             _check_nonholonomic(system, nonholonomic, self.g0, self.eta0, self.constraint_tol)
+        if holonomic is not None and nonholonomic is not None:
+            both = np.concatenate([holonomic.trivialised_jacobian(group, self.g0),
+                                   nonholonomic.derivative_eta(self.g0, self.eta0)])
+            _full_row_rank(both, both.shape[0], group.dim, "the holonomic B(g0) and nonholonomic ∂φ/∂η stacked",
+                           "a nonholonomic row repeats dΦ/dt = 0 of the holonomic constraint (for rolling on a "
+                           "surface, keep only the tangential components of the contact velocity)")
 
     @property
     def group(self) -> LieGroup[P]:
@@ -89,30 +110,36 @@ class Problem(Generic[P]):
         see ``consistent_multiplier``."""
         if self.holonomic is None and self.nonholonomic is None:
             return None
-        lam = _compiled_multiplier(self.system, self.holonomic, self.nonholonomic, self.g0, self.eta0)
+        lam = _compiled_multiplier(self.system, self.holonomic, self.nonholonomic, self.force, self.g0, self.eta0,
+                                   0.0)
         if not np.all(np.isfinite(lam)):
             raise ValueError("the consistent multiplier λ(0) is not finite: the constraint forces are undetermined "
                              "at (g0, eta0) (a constraint's second derivative or the force is not finite there)")
         return np.array(lam, dtype=np.float64)
 
     @functools.cached_property
+    def n_holonomic(self) -> int:
+        """The number of holonomic constraints (0 without)."""
+        return 0 if self.holonomic is None else int(self.holonomic.value(self.g0).shape[0])
+
+    @functools.cached_property
     def n_constraints(self) -> int:
-        """m, the number of holonomic or nonholonomic constraints (0 without)."""
-        if self.holonomic is not None:
-            return int(self.holonomic.value(self.g0).shape[0])
-        if self.nonholonomic is not None:
-            return int(self.nonholonomic.value(self.g0, self.eta0).shape[0])
-        return 0
+        """m, the number of holonomic and nonholonomic constraints together (0 without)."""
+        if self.nonholonomic is None:
+            return self.n_holonomic
+        return self.n_holonomic + int(self.nonholonomic.value(self.g0, self.eta0).shape[0])
 
 
 def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[P] | None,
-                          nonholonomic: NonholonomicConstraint[P] | None, g: P, eta: ArrayLike) -> jax.Array | None:
-    """The multiplier λ of the continuous equations at (g, η), traceable (None without constraints).
+                          nonholonomic: NonholonomicConstraint[P] | None, force: ExternalForce[P] | None, g: P,
+                          eta: ArrayLike, t: ArrayLike = 0.0) -> jax.Array | None:
+    """The multiplier λ of the continuous equations at (g, η, t), traceable (None without constraints).
 
-    With μ̇ = ad*_η μ + f + Bᵀλ, μ = μ(g, η), M = ∂μ/∂η, M_g = ∂μ/∂g and d = ad*_η μ + f − M_g η:
-    holonomic Φ, from d²Φ/dt² = 0 (B = L*DΦ): λ = −(B M⁻¹ Bᵀ)⁻¹ [B M⁻¹ d + (ηᵀ Hess_k η)_k];
-    nonholonomic φ, from dφ/dt = (∂φ/∂g) η + (∂φ/∂η) η̇ = 0 (D = ∂φ/∂η):
-    λ = −(D M⁻¹ Dᵀ)⁻¹ [(∂φ/∂g) η + D M⁻¹ d].
+    With μ̇ = ad*_η μ + f + F + Dᵀλ, μ = μ(g, η), M = ∂μ/∂η, M_g = ∂μ/∂g and
+    d = ad*_η μ + f + F(g, η, t) − M_g η, each constraint contributes rows D and rates r:
+    holonomic Φ, from d²Φ/dt² = 0: D = B = L*DΦ, r = (ηᵀ Hess_k η)_k; nonholonomic φ, from
+    dφ/dt = (∂φ/∂g) η + (∂φ/∂η) η̇ = 0: D = ∂φ/∂η, r = (∂φ/∂g) η. With both, the rows stack
+    (holonomic first), and λ = −(D M⁻¹ Dᵀ)⁻¹ [r + D M⁻¹ d].
     """
     if holonomic is None and nonholonomic is None:
         return None
@@ -121,22 +148,39 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
     M = jnp.asarray(system.momentum_d_eta(g, eta))
     drive = (jnp.asarray(group.ad_star(eta, mu)) + jnp.asarray(system.force(g, eta))
              - jnp.asarray(system.momentum_d_g(g, eta)) @ eta)
-    if nonholonomic is not None:
-        D = derivative_in_eta(nonholonomic.phi, g, eta)
-        rate = trivialised_jacobian(group, lambda x: nonholonomic.phi(x, eta), g) @ eta
-    else:
-        assert holonomic is not None
-        D = trivialised_jacobian(group, holonomic.phi, g)
+    if force is not None:
+        drive = drive + jnp.asarray(force(g, eta, t), dtype=float)  # type: ignore[arg-type]
+    rows, rates = [], []
+    if holonomic is not None:
+        rows.append(trivialised_jacobian(group, holonomic.phi, g))
         hessians = trivialised_jacobian(group, lambda x: trivialised_jacobian(group, holonomic.phi, x), g)
-        rate = jnp.einsum("a,kab,b->k", eta, hessians, eta)
+        rates.append(jnp.einsum("a,kab,b->k", eta, hessians, eta))
+    if nonholonomic is not None:
+        rows.append(derivative_in_eta(nonholonomic.phi, g, eta))
+        rates.append(trivialised_jacobian(group, lambda x: nonholonomic.phi(x, eta), g) @ eta)
+    D, rate = jnp.concatenate(rows), jnp.concatenate(rates)
     lam: jax.Array = -jnp.linalg.solve(D @ jnp.linalg.solve(M, D.T), rate + D @ jnp.linalg.solve(M, drive))
     return lam
+
+
+def constraint_defect(problem: "Problem[P]", g: P, eta: ArrayLike) -> jax.Array:
+    """max(|Φ(g)|, |B(g)η| / s, |φ(g, η)| / s) with s = max(1, |η|∞) over the problem's constraints
+    (0 without), traceable: the defect of initial data that ``constraint_tol`` bounds."""
+    eta = jnp.asarray(eta, dtype=float)
+    scale = jnp.maximum(1.0, jnp.max(jnp.abs(eta)))
+    defects = [jnp.zeros(())]
+    if problem.holonomic is not None:
+        velocity = trivialised_jacobian(problem.group, problem.holonomic.phi, g) @ eta
+        defects += [jnp.max(jnp.abs(problem.holonomic.phi(g))), jnp.max(jnp.abs(velocity)) / scale]
+    if problem.nonholonomic is not None:
+        defects.append(jnp.max(jnp.abs(problem.nonholonomic.phi(g, eta))) / scale)
+    return jnp.max(jnp.stack(defects))
 
 
 # Compiled once per system and constraint (static, hashed by identity): problems that share them,
 # as an ensemble's members or a loop over initial data do, pay milliseconds rather than op-by-op
 # evaluation of the derivatives.
-_compiled_multiplier = jax.jit(consistent_multiplier, static_argnums=(0, 1, 2))
+_compiled_multiplier = jax.jit(consistent_multiplier, static_argnums=(0, 1, 2, 3))
 
 
 def _full_row_rank(J: Matrix, m: int, dim: int, what: str, remedy: str) -> None:

@@ -17,6 +17,8 @@ from liemech.systems.lagrange_top import LagrangeTop
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.pendulum import Pendulum
 from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
+from liemech.systems.rolling_ball import RollingBall
+from liemech.systems.rolling_disc import RollingDisc, SteadyRolling
 from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.systems.vertical_disc import VerticalDisc
 
@@ -38,6 +40,9 @@ __all__ = [
     "NonholonomicParticle",
     "Pendulum",
     "ReducedLagrangeTop",
+    "RollingBall",
+    "RollingDisc",
     "SphericalPendulum",
+    "SteadyRolling",
     "VerticalDisc",
 ]
