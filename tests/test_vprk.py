@@ -183,12 +183,6 @@ def test_integrate_rejects_bad_steps() -> None:
     assert math.isclose(sol.t[-1], 1.0)
 
 
-def test_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(2)), h=0.1, n_steps=20, progress=True)
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 10 and lines[-1].startswith("VPRK(lobatto(2), retraction='cay'): step 20/20, t = 2")
-
-
 def test_simplified_and_full_newton_reach_the_same_solution() -> None:
     every = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions(jacobian="every")),
                          h=0.1, t_final=1.0)

@@ -1,7 +1,7 @@
 """integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
 
+import dataclasses
 from collections.abc import Callable
-import sys
 import time
 from typing import SupportsFloat, SupportsIndex, TypeVar, cast
 
@@ -11,7 +11,8 @@ import numpy as np
 from liemech.groups.validation import checked_count, checked_flag, checked_real
 from liemech.integrators.compiled import REASONS, CompiledMethod, run
 from liemech.integrators.method import Method, NodeState
-from liemech.integrators.solution import Solution, SolverStats, stack
+from liemech.integrators.progress import progress_bar
+from liemech.integrators.solution import Metadata, Solution, SolverStats, stack
 from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
@@ -56,10 +57,11 @@ def integrate(
     """Integrate ``problem`` with ``method`` at fixed step h up to t_final = n_steps·h.
 
     Nodes t_k = k·h are stored for k a multiple of ``store_every`` (and the last node), which keeps
-    memory bounded on long runs; ``progress`` prints a line to stderr at every tenth of the run.
+    memory bounded on long runs; ``progress`` shows a bar of the steps done on stderr.
     Raises ConvergenceError (step, time, residual) if a step's equations cannot be solved.
     ``sol.lam`` holds the multipliers of methods that carry them (None otherwise); ``sol.extras``
-    the methods' per-step quantities, one row per stored step (row i: the step ending at t[i + 1]).
+    the methods' per-step quantities, one row per stored step (row i: the step ending at t[i + 1]);
+    ``sol.metadata`` the method, the group, h, the retraction and store_every.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
@@ -70,20 +72,24 @@ def integrate(
     store_every = checked_count(store_every, "store_every")
     progress = checked_flag(progress, "progress")
     method.check(problem)
+    metadata: Metadata = {"method": method.name, "group": repr(problem.group), "h": h,
+                          "retraction": getattr(method, "retraction", "cay"), "store_every": store_every}
+    with progress_bar(n, "step", progress, method.name) as bar:
+
+        def report_progress(steps_done: int) -> None:
+            bar.update(steps_done - bar.n)
+
+        if isinstance(method, CompiledMethod):
+            solution = _integrate_compiled(problem, method, h, n, store_every, report_progress)
+        else:
+            solution = _integrate_eager(problem, method, h, n, store_every, report_progress)
+    return dataclasses.replace(solution, metadata=metadata, group=problem.group)
+
+
+def _integrate_eager(problem: Problem[P], method: Method, h: float, n: int, store_every: int,
+                     report_progress: Callable[[int], None]) -> Solution[P]:
+    """The eager path: one step of the method's stepper at a time."""
     started = time.perf_counter()
-    tenth = max(1, n // 10)
-
-    reported = 0
-
-    def report_progress(steps_done: int) -> None:
-        nonlocal reported
-        while progress and reported + tenth <= steps_done:
-            reported += tenth
-            print(f"{method.name}: step {reported}/{n}, t = {reported * h:.6g}, "
-                  f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
-
-    if isinstance(method, CompiledMethod):
-        return _integrate_compiled(problem, method, h, n, store_every, report_progress)
     stepper = method.stepper(problem, h)
     lam0 = problem.lam0
     state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
