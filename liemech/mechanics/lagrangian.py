@@ -21,9 +21,9 @@ P = TypeVar("P")
 class Lagrangian(ABC, Generic[P]):
     """ℓ: G × 𝔤 → R, written with ``jax.numpy``; every derivative comes from autodiff.
 
-    μ = ∂ℓ/∂η; f = L*_g D₁ℓ with ⟨f, ζ⟩ = d/dε ℓ(g τ(εζ), η)|₀; the ``*_d_g`` derivatives are
+    μ = ∂ℓ/∂η; ``f = L*_g D₁ℓ`` with ⟨f, ζ⟩ = d/dε ℓ(g τ(εζ), η)|₀; the ``*_d_g`` derivatives are
     trivialised the same way: (d_g X)ζ = d/dε X(g τ(εζ), η)|₀. Continuous equations (Martín de
-    Diego & Sato Martín de Almagro 2018, §6): μ̇ = ad*_η μ + f, ġ = g η.
+    Diego & Sato Martín de Almagro 2018, §6): ``μ̇ = ad*_η μ + f``, ġ = g η.
 
     A subclass gives ``lagrangian`` and ``velocity`` (both traceable); the derivative methods
     return numpy arrays on concrete input and may be called inside JAX transformations.
@@ -48,6 +48,12 @@ class Lagrangian(ABC, Generic[P]):
         problem built on the same system object reuses them (new initial data do not recompile)."""
         cache: dict[Hashable, Callable[..., Any]] = self.__dict__.setdefault("_compiled_steps", {})
         return cache
+
+    def __getstate__(self) -> dict[str, object]:
+        # Compiled XLA executables do not pickle; an unpickled system compiles again on first use.
+        state = dict(self.__dict__)
+        state.pop("_compiled_steps", None)
+        return state
 
     def value(self, g: P, eta: Vector) -> float:
         """ℓ(g, η) as a float."""

@@ -1,6 +1,7 @@
-"""A ball rolling without slipping on a turntable spinning at rate Ω (paper 004 §7.5, spec 004-Lie
-§8.2) on SO(3) × R², algebra (ω₁, ω₂, ω₃, v_x, v_y): ℓ = ½|v|² + ½r²(aω₁² + bω₂² + cω₃²), no
-potential, and two nonholonomic constraints in one of two readings:
+"""A ball rolling without slipping on a turntable spinning at rate Ω (Martín de Diego & Sato Martín
+de Almagro 2018, §7.5) on SO(3) × R², algebra (ω₁, ω₂, ω₃, v_x, v_y):
+ℓ = ½|v|² + ½r²(aω₁² + bω₂² + cω₃²), no potential, and two nonholonomic constraints in one of two
+readings:
 
 - ``"physical"`` (default): rolling with the spatial angular velocity ωˢ = Rω,
   φ = (v_x + Ωy − r(Rω)₂, v_y − Ωx + r(Rω)₁);
@@ -9,7 +10,7 @@ potential, and two nonholonomic constraints in one of two readings:
 
 For a = b = c there are four first integrals: ω̃₃, rω̃₁ − Ωx/(1+a), rω̃₂ − Ωy/(1+a) and the moving
 energy ½|v|² + ½ar²|ω̃|² + rΩ(xω̃₁ + yω̃₂) − Ω²(x² + y²), with ω̃ = Rω (physical) or ω (literal).
-Defaults (spec §9.4): r = Ω = 1, a = b = c = 0.4, R₀ = exp(0.4, 0.1, −0.3), (x, y)₀ = (1, 0),
+Defaults (ours; the paper gives none): r = Ω = 1, a = b = c = 0.4, R₀ = exp(0.4, 0.1, −0.3), (x, y)₀ = (1, 0),
 ω₀ = (0.3, −0.2, 0.5) (body), v₀ from the constraints, T = 1.
 """
 
@@ -22,7 +23,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from liemech.groups.euclidean import Rn
-from liemech.groups.product import ProductGroup, ProductPoint
+from liemech.groups.product import ProductGroup
 from liemech.groups.so3 import SO3, cross, exp_matrix, skew
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
@@ -45,7 +46,7 @@ class BallOnTurntable:
     t_final: float = 1.0
 
     @property
-    def group(self) -> ProductGroup:
+    def group(self) -> ProductGroup[tuple[Matrix, Vector]]:
         return ProductGroup(SO3(), Rn(2))
 
     def inertia(self) -> Matrix:
@@ -56,34 +57,50 @@ class BallOnTurntable:
         R a numpy array or a JAX-traced one."""
         return R[:2] if self.reading == "physical" else np.eye(3)[:2]
 
-    @built_once
-    def constraint(self) -> NonholonomicConstraint[ProductPoint]:
+    def slip(self, g: tuple[Matrix, Vector], eta: Vector) -> jax.Array:
+        """φ(g, η) = (v_x + Ωy − rω̃₂, v_y − Ωx + rω̃₁), traceable by JAX."""
         r, spin = self.radius, self.spin
+        R, p = jnp.asarray(g[0]), jnp.asarray(g[1])
+        w = self._rolling_axes(R) @ eta[:3]
+        return jnp.stack([eta[3] + spin * p[1] - r * w[1], eta[4] - spin * p[0] + r * w[0]])
 
-        def phi(g: ProductPoint, eta: Vector) -> jax.Array:
-            R, p = jnp.asarray(g[0]), jnp.asarray(g[1])
-            w = self._rolling_axes(R) @ eta[:3]
-            return jnp.stack([eta[3] + spin * p[1] - r * w[1], eta[4] - spin * p[0] + r * w[0]])
+    def slip_d_eta(self, g: tuple[Matrix, Vector], eta: Vector) -> Matrix:
+        """∂φ/∂η."""
+        r = self.radius
+        E = self._rolling_axes(np.asarray(g[0]))
+        return np.array([[*(-r * E[1]), 1.0, 0.0], [*(r * E[0]), 0.0, 1.0]])
 
-        def d_eta(g: ProductPoint, eta: Vector) -> Matrix:
-            E = self._rolling_axes(np.asarray(g[0]))
-            return np.array([[*(-r * E[1]), 1.0, 0.0], [*(r * E[0]), 0.0, 1.0]])
-
-        def d_g(g: ProductPoint, eta: Vector) -> Matrix:
-            """ζ = (ζ_R, ζ_p): d/dε R τ(εζ_R) ω = −R ω̂ ζ_R (physical only); d/dε p = ζ_p."""
-            out = np.array([[0.0, 0.0, 0.0, 0.0, spin], [0.0, 0.0, 0.0, -spin, 0.0]])
-            if self.reading == "physical":
-                turn = -np.asarray(g[0]) @ skew(eta[:3])
-                out[0, :3] = -r * turn[1]
-                out[1, :3] = r * turn[0]
-            return out
-
-        return NonholonomicConstraint(phi, d_eta, d_g)
+    def slip_d_g(self, g: tuple[Matrix, Vector], eta: Vector) -> Matrix:
+        """Trivialised ∂φ/∂g, ζ = (ζ_R, ζ_p): d/dε R τ(εζ_R) ω = −R ω̂ ζ_R (physical only); d/dε p = ζ_p."""
+        r, spin = self.radius, self.spin
+        out = np.array([[0.0, 0.0, 0.0, 0.0, spin], [0.0, 0.0, 0.0, -spin, 0.0]])
+        if self.reading == "physical":
+            turn = -np.asarray(g[0]) @ skew(eta[:3])
+            out[0, :3] = -r * turn[1]
+            out[1, :3] = r * turn[0]
+        return out
 
     @built_once
-    def system(self) -> MechanicalSystem[ProductPoint]:
-        return MechanicalSystem(self.group, self.inertia(), lambda g: 0.0, lambda g: np.zeros(5),
-                                lambda g: np.zeros((5, 5)))
+    def constraint(self) -> NonholonomicConstraint[tuple[Matrix, Vector]]:
+        return NonholonomicConstraint(self.slip, self.slip_d_eta, self.slip_d_g)
+
+    @staticmethod
+    def potential(g: tuple[Matrix, Vector]) -> float:
+        """No potential: V = 0."""
+        return 0.0
+
+    @staticmethod
+    def potential_gradient(g: tuple[Matrix, Vector]) -> Vector:
+        return np.zeros(5)
+
+    @staticmethod
+    def potential_hessian(g: tuple[Matrix, Vector]) -> Matrix:
+        return np.zeros((5, 5))
+
+    @built_once
+    def system(self) -> MechanicalSystem[tuple[Matrix, Vector]]:
+        return MechanicalSystem(self.group, self.inertia(), self.potential, self.potential_gradient,
+                                self.potential_hessian)
 
     def initial_state(self) -> tuple[Matrix, Vector, Vector, Vector]:
         """R₀, p₀, ω₀ and v₀ = (−Ωy + rω̃₂, Ωx − rω̃₁) on the constraints."""
@@ -93,11 +110,11 @@ class BallOnTurntable:
         v0 = np.array([-self.spin * p0[1] + self.radius * w[1], self.spin * p0[0] - self.radius * w[0]])
         return R0, p0, self.omega0, v0
 
-    def problem(self) -> Problem[ProductPoint]:
+    def problem(self) -> Problem[tuple[Matrix, Vector]]:
         R0, p0, w0, v0 = self.initial_state()
         return Problem(self.system(), (R0, p0), np.concatenate([w0, v0]), nonholonomic=self.constraint())
 
-    def first_integrals(self, g: ProductPoint, eta: Vector) -> Vector:
+    def first_integrals(self, g: tuple[Matrix, Vector], eta: Vector) -> Vector:
         """(ω̃₃, rω̃₁ − Ωx/(1+a), rω̃₂ − Ωy/(1+a), moving energy), first integrals when a = b = c."""
         R, p = np.asarray(g[0]), np.asarray(g[1])
         w = (R if self.reading == "physical" else np.eye(3)) @ eta[:3]
@@ -124,11 +141,11 @@ class BallOnTurntable:
         rate = (f0 + C.T @ lam) / np.diag(self.inertia())
         return np.concatenate([(R @ skew(w)).ravel(), v, rate])
 
-    def reference(self, times: Vector) -> tuple[list[ProductPoint], Matrix, Matrix]:
+    def reference(self, times: Vector) -> tuple[list[tuple[Matrix, Vector]], Matrix, Matrix]:
         """g(t), η(t) = (ω, v) and λ(t) from DOP853 (rtol 1e-13, atol 1e-14)."""
         R0, p0, w0, v0 = self.initial_state()
         sol = solve_ivp(self.rhs, (0.0, float(np.max(times))), np.concatenate([R0.ravel(), p0, w0, v0]),
                         method="DOP853", t_eval=times, rtol=1e-13, atol=1e-14)
-        gs: list[ProductPoint] = [(y[:9].reshape(3, 3), y[9:11].copy()) for y in sol.y.T]
+        gs: list[tuple[Matrix, Vector]] = [(y[:9].reshape(3, 3), y[9:11].copy()) for y in sol.y.T]
         lams = np.array([self._forces(y[:9].reshape(3, 3), y[11:14], y[14:16])[2] for y in sol.y.T])
         return gs, sol.y[11:16].T.copy(), lams

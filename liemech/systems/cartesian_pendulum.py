@@ -1,9 +1,10 @@
 """The planar pendulum in Cartesian coordinates on R²: ℓ = ½|q̇|² − y, Φ(q) = ½(|q|² − 1)
-(spec 004-vector §4.6; unit mass, length and gravity)."""
+(unit mass, length and gravity)."""
 
 import functools
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -23,19 +24,45 @@ class CartesianPendulum:
     t_final: float = 2.0
 
     @staticmethod
+    def rod(q: Vector) -> jax.Array:
+        """Φ(q) = ½(|q|² − 1), traceable by JAX."""
+        return jnp.array([0.5 * (jnp.dot(q, q) - 1.0)])
+
+    @staticmethod
+    def rod_jacobian(q: Vector) -> Matrix:
+        """B = qᵀ."""
+        return q[None, :]
+
+    @staticmethod
+    def rod_hessians(q: Vector) -> Tensor:
+        """The constant Hessian I."""
+        return np.eye(2)[None, :, :]
+
+    @staticmethod
     @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
         """Φ = ½(|q|² − 1), B = qᵀ, Hessian I."""
-        def hessians(q: Vector) -> Tensor:
-            return np.eye(2)[None, :, :]
+        return HolonomicConstraint(CartesianPendulum.rod, CartesianPendulum.rod_jacobian,
+                                   CartesianPendulum.rod_hessians)
 
-        return HolonomicConstraint(lambda q: jnp.array([0.5 * (jnp.dot(q, q) - 1.0)]), lambda q: q[None, :], hessians)
+    @staticmethod
+    def potential(q: Vector) -> jax.Array:
+        """V = y, traceable by JAX."""
+        return jnp.asarray(q[1])
+
+    @staticmethod
+    def potential_gradient(q: Vector) -> Vector:
+        return np.array([0.0, 1.0])
+
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.zeros((2, 2))
 
     @staticmethod
     @functools.cache
     def system() -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(2), np.eye(2), lambda q: q[1], lambda q: np.array([0.0, 1.0]),
-                                lambda q: np.zeros((2, 2)))
+        return MechanicalSystem(Rn(2), np.eye(2), CartesianPendulum.potential, CartesianPendulum.potential_gradient,
+                                CartesianPendulum.potential_hessian)
 
     def problem(self) -> Problem[Vector]:
         q0 = np.array([np.sin(self.theta0), -np.cos(self.theta0)])

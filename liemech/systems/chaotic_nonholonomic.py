@@ -57,22 +57,34 @@ class ChaoticNonholonomic:
             hess[b, a] += 2.0 * q[a] * q[b]
         return hess
 
+    @property
+    def _tail(self) -> slice:
+        """The 0-based indices m + 1 … n − 1 of the terms q_i v_i of φ."""
+        return slice(self.m + 1, self.n)
+
+    def phi(self, q: Vector, v: Vector) -> jax.Array:
+        """φ(q, v) = v₁ + Σ_{i=m+2}^n q_i v_i, traceable by JAX."""
+        tail = self._tail
+        return jnp.array([v[0] + jnp.dot(q[tail], v[tail])])
+
+    def phi_d_eta(self, q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂v = (1, 0, …, 0, q_{m+2}, …, q_n)."""
+        tail = self._tail
+        row = np.zeros((1, self.n))
+        row[0, 0] = 1.0
+        row[0, tail] = q[tail]
+        return row
+
+    def phi_d_g(self, q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂q = (0, …, 0, v_{m+2}, …, v_n)."""
+        tail = self._tail
+        row = np.zeros((1, self.n))
+        row[0, tail] = v[tail]
+        return row
+
     @built_once
     def constraint(self) -> NonholonomicConstraint[Vector]:
-        tail = slice(self.m + 1, self.n)
-
-        def d_eta(q: Vector, v: Vector) -> Matrix:
-            row = np.zeros((1, self.n))
-            row[0, 0] = 1.0
-            row[0, tail] = q[tail]
-            return row
-
-        def d_g(q: Vector, v: Vector) -> Matrix:
-            row = np.zeros((1, self.n))
-            row[0, tail] = v[tail]
-            return row
-
-        return NonholonomicConstraint(lambda q, v: jnp.array([v[0] + jnp.dot(q[tail], v[tail])]), d_eta, d_g)
+        return NonholonomicConstraint(self.phi, self.phi_d_eta, self.phi_d_g)
 
     @built_once
     def system(self) -> MechanicalSystem[Vector]:

@@ -1,5 +1,6 @@
 """Reference solutions of L = ½vᵀMv − V(q) with holonomic constraints g(q) = 0 on Rⁿ by DOP853 on
-the index-1 form of the continuous equations (paper 000 eq. (28), liemech's plus sign):
+the index-1 form of the continuous equations (Kinon, Betsch & Schneider 2023, eq. (28),
+with liemech's plus sign):
 
     q̇ = v,   M v̇ = −∇V(q) + G(q)ᵀλ,   λ = −(G M⁻¹ Gᵀ)⁻¹ [G M⁻¹(−∇V) + (vᵀ D²g_k v)_k],
 

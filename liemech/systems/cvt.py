@@ -1,7 +1,7 @@
-"""The pendulum-driven continuously variable transmission on R³ (paper 004 §7.2, spec 004-vector
-§7.2, after Modin & Verdier): ℓ = ½|v|² − ½(x² + z² − 2 cos y + ε sin 2y), φ = v_z + sin(y) v_x.
-A passenger (x, z) driven by a pendulum (y) through the constraint; the multiplier is
-λ = (z + x sin y − cos y v_x v_y)/(1 + sin²y)."""
+"""The pendulum-driven continuously variable transmission on R³ (Martín de Diego & Sato Martín de
+Almagro 2018, §7.2, after Modin & Verdier): ℓ = ½|v|² − ½(x² + z² − 2 cos y + ε sin 2y),
+φ = v_z + sin(y) v_x. A passenger (x, z) driven by a pendulum (y) through the constraint; the
+multiplier is λ = (z + x sin y − cos y v_x v_y)/(1 + sin²y)."""
 
 import math
 import functools
@@ -42,13 +42,24 @@ class CVT:
         return np.diag([1.0, math.cos(y) - 2.0 * self.epsilon * math.sin(2.0 * y), 1.0])
 
     @staticmethod
+    def transmission(q: Vector, v: Vector) -> jax.Array:
+        """φ(q, v) = v_z + sin(y) v_x, traceable by JAX."""
+        return jnp.array([v[2] + jnp.sin(q[1]) * v[0]])
+
+    @staticmethod
+    def transmission_d_eta(q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂v = (sin y, 0, 1)."""
+        return np.array([[math.sin(q[1]), 0.0, 1.0]])
+
+    @staticmethod
+    def transmission_d_g(q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂q = (0, cos(y) v_x, 0)."""
+        return np.array([[0.0, math.cos(q[1]) * v[0], 0.0]])
+
+    @staticmethod
     @functools.cache
     def constraint() -> NonholonomicConstraint[Vector]:
-        return NonholonomicConstraint(
-            lambda q, v: jnp.array([v[2] + jnp.sin(q[1]) * v[0]]),
-            d_eta=lambda q, v: np.array([[math.sin(q[1]), 0.0, 1.0]]),
-            d_g=lambda q, v: np.array([[0.0, math.cos(q[1]) * v[0], 0.0]]),
-        )
+        return NonholonomicConstraint(CVT.transmission, d_eta=CVT.transmission_d_eta, d_g=CVT.transmission_d_g)
 
     @built_once
     def system(self) -> MechanicalSystem[Vector]:

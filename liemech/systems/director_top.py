@@ -1,4 +1,4 @@
-"""The heavy symmetric top in the director formulation (paper 001 §5.2, spec §I.10, option (a)):
+"""The heavy symmetric top in the director formulation (Leyendecker, Betsch & Steinmann 2004, §4.2):
 q = (d₁, d₂, d₃) ∈ R⁹, the body axes, with T = ½ Σ_i E_i |ḋ_i|², U = M g ℓ e₃·d₃ (fixed point at
 the origin, gravity along −e₃) and the six orthonormality constraints
 g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃).
@@ -62,24 +62,46 @@ class DirectorTop:
         return np.array([J2 + J3 - J1, J1 + J3 - J2, J1 + J2 - J3]) / 2.0
 
     @staticmethod
+    def orthonormality(q: Vector) -> jax.Array:
+        """g(q), traceable by JAX."""
+        d = q.reshape(3, 3)
+        return jnp.stack([(0.5 if i == j else 1.0) * jnp.dot(d[i], d[j]) - (0.5 if i == j else 0.0)
+                          for i, j in ORTHONORMALITY_PAIRS])
+
+    @staticmethod
+    def orthonormality_jacobian(q: Vector) -> Matrix:
+        """∇g_k = H_k q (g_k is quadratic with the constant Hessian H_k)."""
+        return np.asarray(np.einsum("kab,b->ka", _HESSIANS, q), dtype=np.float64)
+
+    @staticmethod
+    def constant_hessians(q: Vector) -> Tensor:
+        """The Hessians of g, constant (``orthonormality_hessians()``)."""
+        return _HESSIANS
+
+    @staticmethod
     @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
-        def phi(q: Vector) -> jax.Array:
-            d = q.reshape(3, 3)
-            return jnp.stack([(0.5 if i == j else 1.0) * jnp.dot(d[i], d[j]) - (0.5 if i == j else 0.0)
-                              for i, j in ORTHONORMALITY_PAIRS])
+        return HolonomicConstraint(DirectorTop.orthonormality, DirectorTop.orthonormality_jacobian,
+                                   DirectorTop.constant_hessians)
 
-        def jacobian(q: Vector) -> Matrix:
-            return np.asarray(np.einsum("kab,b->ka", _HESSIANS, q), dtype=np.float64)  # g_k quadratic: ∇g_k = H_k q
+    def potential_gradient(self, q: Vector) -> Vector:
+        """∇U = M g ℓ e₃ in the d₃ block (U = M g ℓ e₃·d₃ is linear)."""
+        weight = np.zeros(9)
+        weight[8] = self.mgl
+        return weight
 
-        return HolonomicConstraint(phi, jacobian, lambda q: _HESSIANS)
+    def potential(self, q: Vector) -> jax.Array:
+        """U = ∇U·q, traceable by JAX."""
+        return jnp.dot(self.potential_gradient(q), q)
+
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.zeros((9, 9))
 
     @built_once
     def system(self) -> MechanicalSystem[Vector]:
         mass = np.diag(np.repeat(self.euler_tensor(), 3))
-        weight = np.zeros(9)
-        weight[8] = self.mgl  # U = M g ℓ e₃·d₃
-        return MechanicalSystem(Rn(9), mass, lambda q: jnp.dot(weight, q), lambda q: weight, lambda q: np.zeros((9, 9)))
+        return MechanicalSystem(Rn(9), mass, self.potential, self.potential_gradient, self.potential_hessian)
 
     def problem(self) -> Problem[Vector]:
         """d_i = R₀e_i and ḋ_i = R₀(ω₀ × e_i)."""

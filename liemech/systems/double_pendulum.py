@@ -1,11 +1,11 @@
-"""The planar double pendulum in absolute angles q = (q¹, q²) from the downward vertical (paper 002
-Sect. 3, Table 1): ℓ = ½ q̇ᵀM(q)q̇ − V(q) with
+"""The planar double pendulum in absolute angles q = (q¹, q²) from the downward vertical
+(Rojas-Quintero, Dubois & Jourdan 2025, §3, Table 1): ℓ = ½ q̇ᵀM(q)q̇ − V(q) with
 
     M = [[(m₁+m₂)ℓ₁², m₂ℓ₁ℓ₂ cos(q¹−q²)], [m₂ℓ₁ℓ₂ cos(q¹−q²), m₂ℓ₂²]],
     V = −(m₁+m₂) g ℓ₁ cos q¹ − m₂ g ℓ₂ cos q².
 
 The paper prints ℓ = g/ω₀ (not a length); the default is ℓ = g/ω₀², whose small-oscillation
-frequency is ω₀ (spec §II.9).
+frequency is ω₀.
 """
 
 import math

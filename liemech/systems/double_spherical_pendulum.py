@@ -1,7 +1,8 @@
-"""The double spherical pendulum in Cartesian coordinates q = (q¹, q²) ∈ R⁶ (paper 001 §5.1, spec
-§I.9): H = ½pᵀM⁻¹p + g (e₂; e₂)ᵀMq with M = diag(m₁I₃, m₂I₃), gravity along −e₂, and the rods
-g₁ = ½(|q¹|² − l₁²) = 0, g₂ = ½(|q² − q¹|² − l₂²) = 0. The paper starts from rest (the angular
-momentum about e₂ is then zero); the default here adds a tangent velocity so that it is not."""
+"""The double spherical pendulum in Cartesian coordinates q = (q¹, q²) ∈ R⁶ (Leyendecker, Betsch &
+Steinmann 2004, §4.1, eqs. (35)–(37)): H = ½pᵀM⁻¹p + g (e₂; e₂)ᵀMq with M = diag(m₁I₃, m₂I₃),
+gravity along −e₂, and the rods g₁ = ½(|q¹|² − l₁²) = 0, g₂ = ½(|q² − q¹|² − l₂²) = 0. The paper
+starts from rest (the angular momentum about e₂ is then zero); the default here adds a tangent
+velocity so that it is not."""
 
 import functools
 from dataclasses import dataclass, field
@@ -35,27 +36,44 @@ class DoubleSphericalPendulum:
         return np.diag([self.mass1] * 3 + [self.mass2] * 3)
 
     @staticmethod
+    def rods(q: Vector) -> jax.Array:
+        """g(q) = (½(|q¹|² − 1), ½(|q² − q¹|² − 1)), traceable by JAX."""
+        d = q[3:] - q[:3]
+        return jnp.stack([0.5 * (jnp.dot(q[:3], q[:3]) - 1.0), 0.5 * (jnp.dot(d, d) - 1.0)])
+
+    @staticmethod
+    def rods_jacobian(q: Vector) -> Matrix:
+        d = q[3:] - q[:3]
+        return np.array([[*q[:3], 0.0, 0.0, 0.0], [*(-d), *d]])
+
+    @staticmethod
+    def rods_hessians(q: Vector) -> Tensor:
+        eye, zero = np.eye(3), np.zeros((3, 3))
+        return np.stack([np.block([[eye, zero], [zero, zero]]), np.block([[eye, -eye], [-eye, eye]])])
+
+    @staticmethod
     @functools.cache
     def constraint() -> HolonomicConstraint[Vector]:
-        def phi(q: Vector) -> jax.Array:
-            d = q[3:] - q[:3]
-            return jnp.stack([0.5 * (jnp.dot(q[:3], q[:3]) - 1.0), 0.5 * (jnp.dot(d, d) - 1.0)])
+        return HolonomicConstraint(DoubleSphericalPendulum.rods, DoubleSphericalPendulum.rods_jacobian,
+                                   DoubleSphericalPendulum.rods_hessians)
 
-        def jacobian(q: Vector) -> Matrix:
-            d = q[3:] - q[:3]
-            return np.array([[*q[:3], 0.0, 0.0, 0.0], [*(-d), *d]])
+    def potential_gradient(self, q: Vector) -> Vector:
+        """∇U = g M (e₂; e₂) (U is linear)."""
+        weight: Vector = self.gravity * (self.mass_matrix() @ _E2)
+        return weight
 
-        def hessians(q: Vector) -> Tensor:
-            eye, zero = np.eye(3), np.zeros((3, 3))
-            return np.stack([np.block([[eye, zero], [zero, zero]]), np.block([[eye, -eye], [-eye, eye]])])
+    def potential(self, q: Vector) -> jax.Array:
+        """U = ∇U·q, traceable by JAX."""
+        return jnp.dot(self.potential_gradient(q), q)
 
-        return HolonomicConstraint(phi, jacobian, hessians)
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.zeros((6, 6))
 
     @built_once
     def system(self) -> MechanicalSystem[Vector]:
-        weight = self.gravity * (self.mass_matrix() @ _E2)
-        return MechanicalSystem(Rn(6), self.mass_matrix(), lambda q: jnp.dot(weight, q), lambda q: weight,
-                                lambda q: np.zeros((6, 6)))
+        return MechanicalSystem(Rn(6), self.mass_matrix(), self.potential, self.potential_gradient,
+                                self.potential_hessian)
 
     def problem(self) -> Problem[Vector]:
         return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())

@@ -1,6 +1,7 @@
-"""The four-particle system of paper 000 §6.3 (after Gonzalez 1999; spec seed000 §D.3): four point
+"""The four-particle system of Kinon, Betsch & Schneider (2023, §6.3, after Gonzalez 1999): four point
 masses in R³ joined by two nonlinear springs (1–3, 2–4) and two rigid bars (1–2, 3–4), no gravity."""
 
+import functools
 from dataclasses import dataclass, field
 
 import jax
@@ -26,20 +27,36 @@ def _pair_form(i: int, j: int) -> Matrix:
     return D.T @ D
 
 
+def _spring_energy(k: float, rest: float, s: float) -> float:
+    """Ṽ(π) = ½k(π − rest)² of a spring written through its squared length π."""
+    return 0.5 * k * (s - rest) ** 2
+
+
+def _spring_force(k: float, rest: float, s: float) -> float:
+    """Ṽ′(π) = k(π − rest)."""
+    return k * (s - rest)
+
+
+def _spring_stiffness(k: float, rest: float, s: float) -> float:
+    """Ṽ″(π) = k."""
+    return k
+
+
 def _spring(k: float, rest: float) -> tuple[ScalarFunction, ScalarFunction, ScalarFunction]:
-    """Ṽ(π) = ½k(π − rest)² of a spring written through its squared length π, and Ṽ′, Ṽ″."""
-    return (lambda s: 0.5 * k * (s - rest) ** 2), (lambda s: k * (s - rest)), (lambda s: k)
+    """Ṽ, Ṽ′ and Ṽ″ of the spring, as partials of module-level functions so that they pickle."""
+    return (functools.partial(_spring_energy, k, rest), functools.partial(_spring_force, k, rest),
+            functools.partial(_spring_stiffness, k, rest))
 
 
 @dataclass(frozen=True)
 class FourParticles:
-    """M = diag(m₁I₃, …, m₄I₃), V = ½k₁₃(π₁ − l₁₃²)² + ½k₂₄(π₂ − l₂₄²)² (000 (116)) with the quadratic
-    invariants π₁ = |q₃ − q₁|², π₂ = |q₄ − q₂|² (000 (122), corrected: the paper prints q₄ − q₃),
-    Ṽ_i(π) = ½k(π − l²)² (000 (123)–(124)), and the bars g₁ = ½(|q₂ − q₁|²/l₁₂² − 1),
-    g₂ = ½(|q₄ − q₃|²/l₃₄² − 1) (000 (117)). Translations and rotations are symmetries: L = Σp_i (118)
+    """M = diag(m₁I₃, …, m₄I₃), V = ½k₁₃(π₁ − l₁₃²)² + ½k₂₄(π₂ − l₂₄²)² (eq. (116)) with the quadratic
+    invariants π₁ = |q₃ − q₁|², π₂ = |q₄ − q₂|² (eq. (122), corrected: the paper prints q₄ − q₃),
+    Ṽ_i(π) = ½k(π − l²)² (eqs. (123)–(124)), and the bars g₁ = ½(|q₂ − q₁|²/l₁₂² − 1),
+    g₂ = ½(|q₄ − q₃|²/l₃₄² − 1) (eq. (117)). Translations and rotations are symmetries: L = Σp_i (118)
     and J = Σ q_i × p_i (119)–(121) are conserved.
 
-    Initial data (000 (127)): q₀ = (0,0,0, 1,0,0, 0,1,0, 1,1,0), v₁ = v₂ = v₃ = 0 and
+    Initial data (eq. (127)): q₀ = (0,0,0, 1,0,0, 0,1,0, 1,1,0), v₁ = v₂ = v₃ = 0 and
     v₄ = (0, 0, 2/1.7) (the default: H₀ = 2/1.7, L = (0, 0, 2), J = (2, −2, 0)). The metis
     error-analysis input uses v₄ = (0, 3/1.7, 2/1.7): ``FourParticles(v4=np.array([0.0, 3 / 1.7, 2 / 1.7]))``."""
 
@@ -73,28 +90,30 @@ class FourParticles:
         V = self.invariant_potential()
         return MechanicalSystem(Rn(12), self.mass_matrix(), V, V.gradient, V.hessian)
 
+    def bars(self, q: Vector) -> jax.Array:
+        """g(q) = (½(|q₂ − q₁|²/l₁₂² − 1), ½(|q₄ − q₃|²/l₃₄² − 1)), traceable by JAX."""
+        s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
+        a, b = q[3:6] - q[0:3], q[9:12] - q[6:9]
+        return jnp.stack([0.5 * (s12 * jnp.dot(a, a) - 1.0), 0.5 * (s34 * jnp.dot(b, b) - 1.0)])
+
+    def bars_jacobian(self, q: Vector) -> Matrix:
+        """G = [−Δ₁₂ᵀ, Δ₁₂ᵀ, 0, 0]/l₁₂², [0, 0, −Δ₃₄ᵀ, Δ₃₄ᵀ]/l₃₄²."""
+        s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
+        a, b = s12 * (q[3:6] - q[0:3]), s34 * (q[9:12] - q[6:9])
+        out = np.zeros((2, 12))
+        out[0, 0:3], out[0, 3:6] = -a, a
+        out[1, 6:9], out[1, 9:12] = -b, b
+        return out
+
+    def bars_hessians(self, q: Vector) -> Tensor:
+        """The constant Hessians [[I, −I], [−I, I]]/l² in each bar's blocks."""
+        s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
+        return np.stack([s12 * _pair_form(0, 1), s34 * _pair_form(2, 3)])
+
     @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
-        """g₁ = ½(|q₂ − q₁|²/l₁₂² − 1), g₂ = ½(|q₄ − q₃|²/l₃₄² − 1); G = [−Δ₁₂ᵀ, Δ₁₂ᵀ, 0, 0]/l₁₂²,
-        [0, 0, −Δ₃₄ᵀ, Δ₃₄ᵀ]/l₃₄²; constant Hessians [[I, −I], [−I, I]]/l² in the bar's blocks."""
-        s12, s34 = 1.0 / self.l12**2, 1.0 / self.l34**2
-        hessians = np.stack([s12 * _pair_form(0, 1), s34 * _pair_form(2, 3)])
-
-        def phi(q: Vector) -> jax.Array:
-            a, b = q[3:6] - q[0:3], q[9:12] - q[6:9]
-            return jnp.stack([0.5 * (s12 * jnp.dot(a, a) - 1.0), 0.5 * (s34 * jnp.dot(b, b) - 1.0)])
-
-        def jacobian(q: Vector) -> Matrix:
-            a, b = s12 * (q[3:6] - q[0:3]), s34 * (q[9:12] - q[6:9])
-            out = np.zeros((2, 12))
-            out[0, 0:3], out[0, 3:6] = -a, a
-            out[1, 6:9], out[1, 9:12] = -b, b
-            return out
-
-        def hessian_fn(q: Vector) -> Tensor:
-            return hessians
-
-        return HolonomicConstraint(phi, jacobian, hessian_fn)
+        """The two bars: g, G and the constant Hessians."""
+        return HolonomicConstraint(self.bars, self.bars_jacobian, self.bars_hessians)
 
     def reference(self, times: Vector) -> tuple[Matrix, Matrix, Matrix]:
         """q(t), v(t) and λ(t) (liemech's sign) at ``times`` by DOP853 on the index-1 equations."""
@@ -104,7 +123,7 @@ class FourParticles:
         return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
 
     def potential(self, q: Vector) -> float:
-        """V = ½k₁₃(|q₃ − q₁|² − l₁₃²)² + ½k₂₄(|q₄ − q₂|² − l₂₄²)² (000 (116)), written out."""
+        """V = ½k₁₃(|q₃ − q₁|² − l₁₃²)² + ½k₂₄(|q₄ − q₂|² − l₂₄²)² (eq. (116)), written out."""
         a, b = q[6:9] - q[0:3], q[9:12] - q[3:6]
         return 0.5 * self.k13 * (float(a @ a) - self.l13**2) ** 2 + 0.5 * self.k24 * (float(b @ b) - self.l24**2) ** 2
 
@@ -115,10 +134,10 @@ class FourParticles:
 
     @staticmethod
     def linear_momentum(p: Vector) -> Vector:
-        """L = Σ_i p_i (000 (118))."""
+        """L = Σ_i p_i (eq. (118))."""
         return point_masses.linear_momentum(p)
 
     @staticmethod
     def angular_momentum(q: Vector, p: Vector) -> Vector:
-        """J = Σ_i q_i × p_i (000 (119)–(121))."""
+        """J = Σ_i q_i × p_i (eqs. (119)–(121))."""
         return point_masses.angular_momentum(q, p)

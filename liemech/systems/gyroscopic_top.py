@@ -1,7 +1,8 @@
 """The gyroscopic (heavy symmetric) top as a director-based rigid body with its tip fixed at the
-origin (paper 000 §6.2, 003 §5, spec seed000 §C and §D.2): q = [φ; d₁; d₂; d₃] ∈ R¹², φ the centre
-of mass, {d_i} the body-fixed principal director frame. The body is a solid cone (density ρ, height
-a, radius r = a/2, centre of mass at ℓ = ¾a from the tip) set into steady precession."""
+origin (Kinon, Betsch & Schneider 2023, §6.2; their GGL conference paper, §5):
+q = [φ; d₁; d₂; d₃] ∈ R¹², φ the centre of mass, {d_i} the body-fixed principal director frame.
+The body is a solid cone (density ρ, height a, radius r = a/2, centre of mass at ℓ = ¾a from the
+tip) set into steady precession."""
 
 import math
 from dataclasses import dataclass
@@ -23,14 +24,14 @@ from liemech.systems.built_once import built_once
 
 @dataclass(frozen=True)
 class GyroscopicTop:
-    """T = ½m φ̇·φ̇ + ½Σ E_i ḋ_i·ḋ_i, M = diag(mI₃, E₁I₃, E₂I₃, E₃I₃) (000 (100)–(101)), E_i =
-    ½(J_j + J_k − J_i); V = m g φ₃; nine constraints in the paper's scaling (000 (102)–(104)):
+    """T = ½m φ̇·φ̇ + ½Σ E_i ḋ_i·ḋ_i, M = diag(mI₃, E₁I₃, E₂I₃, E₃I₃) (eqs. (100)–(101)), E_i =
+    ½(J_j + J_k − J_i); V = m g φ₃; nine constraints in the paper's scaling (eqs. (102)–(104)):
     ½(d_i·d_i − 1) (i = 1, 2, 3), d₁·d₂, d₁·d₃, d₂·d₃ and φ/ℓ − d₃ (tip at the origin).
-    Cone data m = ⅓ρπr²a, J₁ = J₂ = 3/80 m(4r² + a²), J₃ = 3/10 m r² (003 (54a)); steady precession
-    (000 (108)–(112)): R₀ = R(α₀) about e₁, d_i⁰ = R₀e_i, φ⁰ = ℓd₃⁰, ω₀ = ω_p e₃ + ω_s d₃⁰ with
-    ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (= 135.6 for the defaults), v_i⁰ = ω₀ × q_i⁰.
-    The centre of mass then stays at the height ℓ cos α₀ (000 (113)); L₃ = e₃·Σ q_i × p_i is
-    conserved (000 (105)–(107))."""
+    Cone data m = ⅓ρπr²a, J₁ = J₂ = 3/80 m(4r² + a²), J₃ = 3/10 m r² (the GGL conference paper,
+    eq. (54a)); steady precession (eqs. (108)–(112)): R₀ = R(α₀) about e₁, d_i⁰ = R₀e_i, φ⁰ = ℓd₃⁰,
+    ω₀ = ω_p e₃ + ω_s d₃⁰ with ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (= 135.6 for
+    the defaults), v_i⁰ = ω₀ × q_i⁰. The centre of mass then stays at the height ℓ cos α₀
+    (eq. (113)); L₃ = e₃·Σ q_i × p_i is conserved (eqs. (105)–(107))."""
 
     density: float = 2700.0
     height: float = 0.1
@@ -71,13 +72,13 @@ class GyroscopicTop:
         return out
 
     def spin_rate(self) -> float:
-        """ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (steady precession, 000 (112))."""
+        """ω_s = m g ℓ/(J₃ω_p) + (J₁ + mℓ² − J₃)/J₃ ω_p cos α₀ (steady precession, eq. (112))."""
         J1, _, J3 = (float(x) for x in self.principal_inertia())
         m, ell, wp = self.mass, self.ell, self.precession_rate
         return m * self.gravity * ell / (J3 * wp) + (J1 + m * ell**2 - J3) / J3 * wp * math.cos(self.alpha0)
 
     def rotation0(self) -> Matrix:
-        """R(α₀), the rotation by α₀ about e₁ (000 (109))."""
+        """R(α₀), the rotation by α₀ about e₁ (eq. (109))."""
         c, s = math.cos(self.alpha0), math.sin(self.alpha0)
         return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
 
@@ -107,43 +108,51 @@ class GyroscopicTop:
         """diag(mI₃, E₁I₃, E₂I₃, E₃I₃)."""
         return np.diag(np.repeat(np.concatenate([[self.mass], self.euler_tensor()]), 3))
 
+    def tip_and_frame(self, q: Vector) -> jax.Array:
+        """g(q) = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃, φ/ℓ − d₃), traceable
+        by JAX."""
+        d1, d2, d3 = q[3:6], q[6:9], q[9:12]
+        orthonormality = jnp.stack([
+            0.5 * (jnp.dot(d1, d1) - 1.0), 0.5 * (jnp.dot(d2, d2) - 1.0), 0.5 * (jnp.dot(d3, d3) - 1.0),
+            jnp.dot(d1, d2), jnp.dot(d1, d3), jnp.dot(d2, d3),
+        ])
+        return jnp.concatenate([orthonormality, (1.0 / self.ell) * q[0:3] - d3])
+
+    def tip_and_frame_jacobian(self, q: Vector) -> Matrix:
+        """G: rows 1–6 = D²g_k q (homogeneous quadratics), rows 7–9 = [I/ℓ, 0, 0, −I]."""
+        external = np.zeros((3, 12))
+        external[:, 0:3] = (1.0 / self.ell) * np.eye(3)
+        external[:, 9:12] = -np.eye(3)
+        return np.concatenate([self.tip_and_frame_hessians(q)[:6] @ q, external])
+
+    @staticmethod
+    def tip_and_frame_hessians(q: Vector) -> Tensor:
+        """The constant Hessians D²g_k (zero for rows 7–9)."""
+        return np.concatenate([orthonormality_hessians(12, 3), np.zeros((3, 12, 12))])
+
     @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
-        """g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃, φ/ℓ − d₃) (paper scaling);
-        G rows 1–6 = D²g_k q, rows 7–9 = [I/ℓ, 0, 0, −I]; constant Hessians (zero for rows 7–9)."""
-        inv_ell = 1.0 / self.ell
-        hessians: Tensor = np.concatenate([orthonormality_hessians(12, 3), np.zeros((3, 12, 12))])
-        quadratic = hessians[:6]
-        external = np.zeros((3, 12))
-        external[:, 0:3] = inv_ell * np.eye(3)
-        external[:, 9:12] = -np.eye(3)
-
-        def phi(q: Vector) -> jax.Array:
-            d1, d2, d3 = q[3:6], q[6:9], q[9:12]
-            orthonormality = jnp.stack([
-                0.5 * (jnp.dot(d1, d1) - 1.0), 0.5 * (jnp.dot(d2, d2) - 1.0), 0.5 * (jnp.dot(d3, d3) - 1.0),
-                jnp.dot(d1, d2), jnp.dot(d1, d3), jnp.dot(d2, d3),
-            ])
-            return jnp.concatenate([orthonormality, inv_ell * q[0:3] - d3])
-
-        def jacobian(q: Vector) -> Matrix:
-            return np.concatenate([quadratic @ q, external])  # ∇g_k = D²g_k q for the homogeneous quadratics
-
-        def hessian_fn(q: Vector) -> Tensor:
-            return hessians
-
-        return HolonomicConstraint(phi, jacobian, hessian_fn)
+        """g = (½(|d₁|² − 1), ½(|d₂|² − 1), ½(|d₃|² − 1), d₁·d₂, d₁·d₃, d₂·d₃, φ/ℓ − d₃) (paper scaling)
+        with its Jacobian and constant Hessians."""
+        return HolonomicConstraint(self.tip_and_frame, self.tip_and_frame_jacobian, self.tip_and_frame_hessians)
 
     def potential(self, q: Vector) -> jax.Array:
         """V = m g φ₃, traceable by JAX."""
         return self.mass * self.gravity * jnp.asarray(q[2])
 
-    @built_once
-    def system(self) -> MechanicalSystem[Vector]:
+    def potential_gradient(self, q: Vector) -> Vector:
         weight = np.zeros(12)
         weight[2] = self.mass * self.gravity
-        zero = np.zeros((12, 12))
-        return MechanicalSystem(Rn(12), self.mass_matrix(), self.potential, lambda q: weight, lambda q: zero)
+        return weight
+
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.zeros((12, 12))
+
+    @built_once
+    def system(self) -> MechanicalSystem[Vector]:
+        return MechanicalSystem(Rn(12), self.mass_matrix(), self.potential, self.potential_gradient,
+                                self.potential_hessian)
 
     def problem(self) -> Problem[Vector]:
         return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
@@ -159,7 +168,7 @@ class GyroscopicTop:
         return point_masses.angular_momentum(q, p)
 
     def steady_height(self) -> float:
-        """φ₃ = ℓ cos α₀ under steady precession (000 (113))."""
+        """φ₃ = ℓ cos α₀ under steady precession (eq. (113))."""
         return self.ell * math.cos(self.alpha0)
 
     def equivalent_top(self) -> HeavyTop:

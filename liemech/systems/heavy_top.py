@@ -1,4 +1,4 @@
-"""The heavy top on SO(3): ℓ(R, ω) = ½ ωᵀ𝕀ω − mg e₃ᵀRχ (spec 004-Lie §9.1).
+"""The heavy top on SO(3): ℓ(R, ω) = ½ ωᵀ𝕀ω − mg e₃ᵀRχ.
 
 Its trivialised force is f = −∇V = mg (Rᵀe₃) × χ; rotations about the vertical axis are a
 symmetry, with Noether momentum ⟨μ, Rᵀe₃⟩.
@@ -22,7 +22,7 @@ E3 = np.array([0.0, 0.0, 1.0])
 
 @dataclass(frozen=True)
 class HeavyTop:
-    """Parameters and initial data of the heavy top (defaults: spec 004-Lie §9.1; 𝕀 may be any SPD matrix)."""
+    """Parameters and initial data of the heavy top (the defaults are ours; 𝕀 may be any SPD matrix)."""
 
     inertia: Matrix = field(default_factory=lambda: np.diag([1.0, 2.0, 3.5]))
     chi: Vector = field(default_factory=lambda: np.array([0.2, -0.1, 0.6]))

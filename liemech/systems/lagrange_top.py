@@ -1,5 +1,5 @@
-"""The Lagrange (heavy symmetric) top in ZXZ Euler angles q = (φ, θ, ψ) on R³ (paper 002, spec
-§II.10–II.11): ℓ = ½ q̇ᵀM(q)q̇ − I m cos θ with
+"""The Lagrange (heavy symmetric) top in ZXZ Euler angles q = (φ, θ, ψ) on R³ (Rojas-Quintero,
+Dubois & Jourdan 2025, §4.1–§4.2): ℓ = ½ q̇ᵀM(q)q̇ − I m cos θ with
 
     M(q) = [[I sin²θ + I₃ cos²θ, 0, I₃ cos θ], [0, I, 0], [I₃ cos θ, 0, I₃]],  m = m_top g ℓ / I,
 
@@ -43,7 +43,7 @@ def _roots(coefficients: list[float], known: float | None) -> tuple[float, float
 
 @dataclass(frozen=True)
 class LagrangeTop:
-    """Defaults: Table 3 of paper 002 (g = 9.81), a motion with loops."""
+    """Defaults: Table 3 of Rojas-Quintero, Dubois & Jourdan (2025) (g = 9.81), a motion with loops."""
 
     mass: float = 0.1
     inertia: float = 0.002329969592394382

@@ -1,10 +1,12 @@
-"""The nonholonomic particle in a harmonic potential on R³ (paper 004 §7.1, spec 004-vector §7.1):
+"""The nonholonomic particle in a harmonic potential on R³ (Martín de Diego & Sato Martín
+de Almagro 2018, §7.1):
 ℓ = ½|v|² − ½(x² + y²) with φ = v_z − y v_x, so ∂φ/∂v = (−y, 0, 1) and the multiplier is
 λ = (v_x v_y − x y)/(1 + y²). The paper gives no initial data; the defaults are ours."""
 
 import functools
 from dataclasses import dataclass, field
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -25,19 +27,44 @@ class NonholonomicParticle:
     t_final: float = 2.0
 
     @staticmethod
+    def phi(q: Vector, v: Vector) -> jax.Array:
+        """φ(q, v) = v_z − y v_x, traceable by JAX."""
+        return jnp.array([v[2] - q[1] * v[0]])
+
+    @staticmethod
+    def phi_d_eta(q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂v = (−y, 0, 1)."""
+        return np.array([[-q[1], 0.0, 1.0]])
+
+    @staticmethod
+    def phi_d_g(q: Vector, v: Vector) -> Matrix:
+        """∂φ/∂q = (0, −v_x, 0)."""
+        return np.array([[0.0, -v[0], 0.0]])
+
+    @staticmethod
     @functools.cache
     def constraint() -> NonholonomicConstraint[Vector]:
-        return NonholonomicConstraint(
-            lambda q, v: jnp.array([v[2] - q[1] * v[0]]),
-            d_eta=lambda q, v: np.array([[-q[1], 0.0, 1.0]]),
-            d_g=lambda q, v: np.array([[0.0, -v[0], 0.0]]),
-        )
+        return NonholonomicConstraint(NonholonomicParticle.phi, d_eta=NonholonomicParticle.phi_d_eta,
+                                      d_g=NonholonomicParticle.phi_d_g)
+
+    @staticmethod
+    def potential(q: Vector) -> jax.Array:
+        """V = ½(x² + y²), traceable by JAX."""
+        return jnp.asarray(0.5 * (q[0] ** 2 + q[1] ** 2))
+
+    @staticmethod
+    def potential_gradient(q: Vector) -> Vector:
+        return np.array([q[0], q[1], 0.0])
+
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.diag([1.0, 1.0, 0.0])
 
     @staticmethod
     @functools.cache
     def system() -> MechanicalSystem[Vector]:
-        return MechanicalSystem(Rn(3), np.eye(3), lambda q: 0.5 * (q[0] ** 2 + q[1] ** 2),
-                                lambda q: np.array([q[0], q[1], 0.0]), lambda q: np.diag([1.0, 1.0, 0.0]))
+        return MechanicalSystem(Rn(3), np.eye(3), NonholonomicParticle.potential,
+                                NonholonomicParticle.potential_gradient, NonholonomicParticle.potential_hessian)
 
     def initial_velocity(self) -> Vector:
         return np.array([self.v_xy0[0], self.v_xy0[1], self.q0[1] * self.v_xy0[0]])
@@ -52,7 +79,7 @@ class NonholonomicParticle:
 
     @staticmethod
     def multiplier(q: Vector, v: Vector) -> float:
-        """λ = (v_x v_y − x y)/(1 + y²) (spec 004-vector §7.1)."""
+        """λ = (v_x v_y − x y)/(1 + y²), from d/dt φ = 0 along the equations of motion."""
         return float((v[0] * v[1] - q[0] * q[1]) / (1.0 + q[1] ** 2))
 
     def rhs(self, t: float, y: Vector) -> Vector:

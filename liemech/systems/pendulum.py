@@ -1,7 +1,7 @@
 """The planar pendulum in angle form on R¹: ℓ(q, q̇) = ½ q̇² − ω²(1 − cos q), ω² = g/L.
 
 Unit inertia, so p = q̇ and H = ½ p² + ω²(1 − cos q). The defaults (g/L = 1, q₀ = 1, p₀ = 0,
-T = 2) are the angle form of the Cartesian pendulum of spec 004-vector (L = ½|v|² − y, θ₀ = 1).
+T = 2) are the angle form of ``CartesianPendulum`` (L = ½|v|² − y, θ₀ = 1).
 """
 
 import math

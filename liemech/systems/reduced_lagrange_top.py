@@ -1,5 +1,5 @@
-"""The reduced Lagrange top (paper 002 Sect. 4.3, eqs. (18ad), (18af)): with p_φ, p_ψ conserved,
-the state (φ, θ, ξ) obeys
+"""The reduced Lagrange top (Rojas-Quintero, Dubois & Jourdan 2025, §4.3, eqs. (18ad), (18af)): with
+p_φ, p_ψ conserved, the state (φ, θ, ξ) obeys
 
     φ̇ = (p_φ − p_ψ cos θ) / (I sin²θ),   θ̇ = ξ,   ξ̇ = (A + φ̇² cos θ − (p_ψ/I) φ̇) sin θ,
 

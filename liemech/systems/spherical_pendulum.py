@@ -1,4 +1,4 @@
-"""The mathematical pendulum in 3D (paper 000 §6.1, spec seed000 §D.1): a point mass on a massless
+"""The mathematical pendulum in 3D (Kinon, Betsch & Schneider 2023, §6.1): a point mass on a massless
 rod, q ∈ R³, gravity along −e₃."""
 
 from dataclasses import dataclass, field
@@ -18,8 +18,8 @@ from liemech.systems.built_once import built_once
 
 @dataclass(frozen=True)
 class SphericalPendulum:
-    """L = ½m v·v − m g q₃ (000 (92)–(94)), M = m I₃, g(q) = ½(q·q/ℓ² − 1) with G = qᵀ/ℓ² and
-    D²g = I/ℓ² (000 (95)–(97)); rotations about e₃ give J₃ = e₃·(q × p) (000 (98)).
+    """L = ½m v·v − m g q₃ (eqs. (92)–(94)), M = m I₃, g(q) = ½(q·q/ℓ² − 1) with G = qᵀ/ℓ² and
+    D²g = I/ℓ² (eqs. (95)–(97)); rotations about e₃ give J₃ = e₃·(q × p) (eq. (98)).
     Defaults: m = ℓ = 1, g = 9.81, q₀ = e₁, v₀ = e₂ (so H₀ = ½, J₃ = 1)."""
 
     mass: float = 1.0
@@ -31,32 +31,38 @@ class SphericalPendulum:
     def mass_matrix(self) -> Matrix:
         return self.mass * np.eye(3)
 
+    def rod(self, q: Vector) -> jax.Array:
+        """g(q) = ½(q·q/ℓ² − 1), traceable by JAX."""
+        return jnp.array([0.5 * ((1.0 / self.length**2) * jnp.dot(q, q) - 1.0)])
+
+    def rod_jacobian(self, q: Vector) -> Matrix:
+        """G = qᵀ/ℓ²."""
+        return (1.0 / self.length**2) * q[None, :]
+
+    def rod_hessians(self, q: Vector) -> Tensor:
+        """D²g = I/ℓ²."""
+        return (1.0 / self.length**2) * np.eye(3)[None, :, :]
+
     @built_once
     def constraint(self) -> HolonomicConstraint[Vector]:
         """g = ½(q·q/ℓ² − 1), G = qᵀ/ℓ², D²g = I/ℓ²."""
-        scale = 1.0 / self.length**2
-        hessian = scale * np.eye(3)[None, :, :]
-
-        def phi(q: Vector) -> jax.Array:
-            return jnp.array([0.5 * (scale * jnp.dot(q, q) - 1.0)])
-
-        def jacobian(q: Vector) -> Matrix:
-            return scale * q[None, :]
-
-        def hessians(q: Vector) -> Tensor:
-            return hessian
-
-        return HolonomicConstraint(phi, jacobian, hessians)
+        return HolonomicConstraint(self.rod, self.rod_jacobian, self.rod_hessians)
 
     def potential(self, q: Vector) -> jax.Array:
         """V = m g q₃, traceable by JAX."""
         return self.mass * self.gravity * jnp.asarray(q[2])
 
+    def potential_gradient(self, q: Vector) -> Vector:
+        return np.array([0.0, 0.0, self.mass * self.gravity])
+
+    @staticmethod
+    def potential_hessian(q: Vector) -> Matrix:
+        return np.zeros((3, 3))
+
     @built_once
     def system(self) -> MechanicalSystem[Vector]:
-        weight = np.array([0.0, 0.0, self.mass * self.gravity])
-        zero = np.zeros((3, 3))
-        return MechanicalSystem(Rn(3), self.mass_matrix(), self.potential, lambda q: weight, lambda q: zero)
+        return MechanicalSystem(Rn(3), self.mass_matrix(), self.potential, self.potential_gradient,
+                                self.potential_hessian)
 
     def problem(self) -> Problem[Vector]:
         return Problem(self.system(), self.q0, self.v0, holonomic=self.constraint())
@@ -72,5 +78,5 @@ class SphericalPendulum:
 
     @staticmethod
     def vertical_angular_momentum(q: Vector, p: Vector) -> float:
-        """J₃ = e₃·(q × p), conserved (000 (98))."""
+        """J₃ = e₃·(q × p), conserved (eq. (98))."""
         return float(q[0] * p[1] - q[1] * p[0])

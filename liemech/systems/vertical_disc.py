@@ -1,12 +1,13 @@
-"""The vertical disc (unicycle) bound to the origin by a unit spring, on SE(2) (paper 004 §7.4,
-spec 004-Lie §8.1): ℓ = ½[m(v₁² + v₂²) + I_z ω²] − ½(x² + y²) with the rolling constraint
-φ(g, ξ) = v₂ (no sideways slip). Parameters and initial data (not given by the paper) are those of
-spec §9.3: m = I_z = 1, (x, y, θ)₀ = (1, 0.5, 0.3), (v₁, v₂, ω)₀ = (0.8, 0, 1.2), T = 1."""
+"""The vertical disc (unicycle) bound to the origin by a unit spring, on SE(2) (Martín de Diego & Sato
+Martín de Almagro 2018, §7.4): ℓ = ½[m(v₁² + v₂²) + I_z ω²] − ½(x² + y²) with the rolling constraint
+φ(g, ξ) = v₂ (no sideways slip). Parameters and initial data (not given by the paper) are ours:
+m = I_z = 1, (x, y, θ)₀ = (1, 0.5, 0.3), (v₁, v₂, ω)₀ = (0.8, 0, 1.2), T = 1."""
 
 import math
 import functools
 from dataclasses import dataclass, field
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -35,11 +36,29 @@ class VerticalDisc:
         return np.array([[c, -s, x], [s, c, y], [0.0, 0.0, 1.0]])
 
     @staticmethod
+    def sideways_slip(g: Matrix, xi: Vector) -> jax.Array:
+        """φ(g, ξ) = v₂, traceable by JAX."""
+        return jnp.array([xi[1]])
+
+    @staticmethod
+    def sideways_slip_d_eta(g: Matrix, xi: Vector) -> Matrix:
+        return np.array([[0.0, 1.0, 0.0]])
+
+    @staticmethod
+    def sideways_slip_d_g(g: Matrix, xi: Vector) -> Matrix:
+        return np.zeros((1, 3))
+
+    @staticmethod
     @functools.cache
     def constraint() -> NonholonomicConstraint[Matrix]:
         """φ = v₂, ∂φ/∂ξ = (0, 1, 0), ∂φ/∂g = 0."""
-        return NonholonomicConstraint(lambda g, xi: jnp.array([xi[1]]), d_eta=lambda g, xi: np.array([[0.0, 1.0, 0.0]]),
-                                      d_g=lambda g, xi: np.zeros((1, 3)))
+        return NonholonomicConstraint(VerticalDisc.sideways_slip, d_eta=VerticalDisc.sideways_slip_d_eta,
+                                      d_g=VerticalDisc.sideways_slip_d_g)
+
+    @staticmethod
+    def potential(g: Matrix) -> jax.Array:
+        """V = ½(x² + y²), traceable by JAX."""
+        return jnp.asarray(0.5 * (g[0, 2] ** 2 + g[1, 2] ** 2))
 
     @staticmethod
     def potential_gradient(g: Matrix) -> Vector:
@@ -56,8 +75,7 @@ class VerticalDisc:
 
     @built_once
     def system(self) -> MechanicalSystem[Matrix]:
-        return MechanicalSystem(SE2(), np.diag([self.mass, self.mass, self.inertia]),
-                                lambda g: 0.5 * (g[0, 2] ** 2 + g[1, 2] ** 2),
+        return MechanicalSystem(SE2(), np.diag([self.mass, self.mass, self.inertia]), self.potential,
                                 self.potential_gradient, self.potential_hessian)
 
     def problem(self) -> Problem[Matrix]:
@@ -68,7 +86,7 @@ class VerticalDisc:
             g[0, 2] ** 2 + g[1, 2] ** 2)
 
     def multiplier(self, x: float, y: float, theta: float, v1: float, omega: float) -> float:
-        """λ = m ω v₁ − x sin θ + y cos θ (spec 004-Lie §8.1)."""
+        """λ = m ω v₁ − x sin θ + y cos θ, from d/dt φ = 0 along the equations of motion."""
         return self.mass * omega * v1 - x * math.sin(theta) + y * math.cos(theta)
 
     def rhs(self, t: float, y: Vector) -> Vector:
