@@ -2,7 +2,7 @@
 
 import liemech as lm
 
-GROUPS: list[lm.LieGroup[lm.Vector] | lm.LieGroup[lm.ProductPoint]] = [
+GROUPS: list[lm.LieGroup[lm.Vector] | lm.LieGroup[tuple[lm.Matrix, lm.Vector]]] = [
     lm.Rn(3),
     lm.SO2(),
     lm.SO3(),

@@ -1,6 +1,6 @@
 """The interface every configuration space implements, declared once.
 
-Conventions (DESIGN.md): algebra elements are flat float64 vectors of length ``dim``; duals are
+Conventions (docs/conventions.md): algebra elements are flat float64 vectors of length ``dim``; duals are
 transposes; everything is left-trivialised. A group is generic in its point type ``P``: a vector
 for Rⁿ, a matrix for SO(2), SO(3), SE(2), SE(3), a tuple of factor points for a product.
 """
@@ -19,7 +19,9 @@ from liemech.types import Matrix, Vector, VectorLike
 P = TypeVar("P")
 
 RetractionKind = Literal["exp", "cay"]
+"""The retraction τ: the exponential map, or the Cayley map."""
 RETRACTION_KINDS: tuple[RetractionKind, ...] = get_args(RetractionKind)
+"""Every ``RetractionKind``: ("exp", "cay")."""
 
 
 class LieGroup(ABC, Generic[P]):
@@ -70,7 +72,7 @@ class LieGroup(ABC, Generic[P]):
 
     @array_method
     def ad_star(self, xi: VectorLike, mu: VectorLike) -> Vector:
-        """ad*_ξ μ = ad(ξ)ᵀ μ (no minus sign; the Euler–Poincaré force μ̇ = ad*_η μ + f)."""
+        """``ad*_ξ μ = ad(ξ)ᵀ μ`` (no minus sign; the Euler–Poincaré force ``μ̇ = ad*_η μ + f``)."""
         expect_shape(mu, (self.dim,), "mu")
         return self.ad(xi).T @ mu
 
@@ -142,7 +144,8 @@ class Retraction(ABC, Generic[P]):
 
     @abstractmethod
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
-        """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (spec 004-Lie §1.5)."""
+        """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (Martín de Diego & Sato Martín
+        de Almagro 2018, §6.1)."""
 
     @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:

@@ -79,7 +79,7 @@ class Rn(LieGroup[Vector]):
 
 
 class TranslationRetraction(Retraction[Vector]):
-    """τ(ξ) = ξ on Rⁿ (exp and cay coincide): dτ = dτ⁻¹ = I, ddτ = 0 (spec 004-Lie §1.7(e))."""
+    """τ(ξ) = ξ on Rⁿ (exp and cay coincide): dτ = dτ⁻¹ = I, ddτ = 0."""
 
     @array_method
     def tau(self, xi: VectorLike) -> Vector:

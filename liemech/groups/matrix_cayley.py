@@ -1,6 +1,6 @@
 """The Cayley retraction of a quadratic matrix group, from the generic matrix formulas.
 
-With X = ξ̂, Y = η̂, Δ = δ̂ (spec 004-Lie §1.7(a)):
+With X = ξ̂, Y = η̂, Δ = δ̂:
     cay(ξ) = (I − X/2)⁻¹ (I + X/2),        cay⁻¹(g) = [2 (I + g)⁻¹ (g − I)]^∨,
     dτ(ξ) η = [(I + X/2)⁻¹ Y (I − X/2)⁻¹]^∨, dτ⁻¹(ξ) η = [(I + X/2) Y (I − X/2)]^∨,
     ddτ(ξ, η) δ = ½ [Y (I − X/2)⁻¹ Δ − Δ (I + X/2)⁻¹ Y]^∨.

@@ -1,14 +1,15 @@
 """Direct products G₁ × … × G_k: points are tuples, algebra vectors are concatenated,
-and every operator (Ad, ad, dτ, dτ⁻¹, ddτ(·, η)) is block-diagonal (spec 004-Lie §1.7(f))."""
+and every operator (Ad, ad, dτ, dτ⁻¹, ddτ(·, η)) is block-diagonal."""
 
-from collections.abc import Sequence
-from typing import TypeAlias, cast
+from collections.abc import Iterable, Sequence
+from typing import TypeAlias, cast, overload
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg
 import numpy as np
 from jax.typing import ArrayLike
+from typing_extensions import TypeVar
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import expect_shape
@@ -19,15 +20,43 @@ Point: TypeAlias = "Vector | tuple[Point, ...]"
 """A point of any configuration space: an array, or a tuple of points for a product."""
 
 ProductPoint: TypeAlias = tuple[Point, ...]
+"""A point of a product group whose factors are not spelled out: a tuple of points."""
+
+A = TypeVar("A", bound=Point)
+B = TypeVar("B", bound=Point)
+C = TypeVar("C", bound=Point)
+D = TypeVar("D", bound=Point)
+# The point type of a product: tuple[Matrix, Vector] for SO(3) × R³. The default keeps a bare
+# ``ProductGroup`` annotation meaning a product of any factors.
+PP = TypeVar("PP", bound=ProductPoint, default=ProductPoint)
 
 # A factor is any group; the point type differs between factors, so they are held untyped.
 _Factor: TypeAlias = LieGroup[Point]
 
 
-class ProductGroup(LieGroup[ProductPoint]):
-    """G₁ × … × G_k with ξ = (ξ₁, …, ξ_k) and g = (g₁, …, g_k)."""
+class ProductGroup(LieGroup[PP]):
+    """G₁ × … × G_k with ξ = (ξ₁, …, ξ_k) and g = (g₁, …, g_k).
 
-    def __init__(self, *factors: "LieGroup[Vector] | LieGroup[ProductPoint]") -> None:
+    The point type follows the factors: ``ProductGroup(SO3(), Rn(3))`` is a
+    ``LieGroup[tuple[Matrix, Vector]]``, so ``R, x = g`` gives a matrix and a vector (up to four
+    factors of any kinds, or any number of factors with one point type)."""
+
+    @overload
+    def __init__(self: "ProductGroup[tuple[A]]", g1: LieGroup[A], /) -> None: ...
+    @overload
+    def __init__(self: "ProductGroup[tuple[A, B]]", g1: LieGroup[A], g2: LieGroup[B], /) -> None: ...
+    @overload
+    def __init__(
+        self: "ProductGroup[tuple[A, B, C]]", g1: LieGroup[A], g2: LieGroup[B], g3: LieGroup[C], /
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: "ProductGroup[tuple[A, B, C, D]]",
+        g1: LieGroup[A], g2: LieGroup[B], g3: LieGroup[C], g4: LieGroup[D], /,
+    ) -> None: ...
+    @overload
+    def __init__(self: "ProductGroup[tuple[A, ...]]", *factors: LieGroup[A]) -> None: ...
+    def __init__(self, *factors: object) -> None:
         if not factors:
             raise ValueError("factors: a product needs at least one factor group")
         for i, f in enumerate(factors):
@@ -57,10 +86,14 @@ class ProductGroup(LieGroup[ProductPoint]):
     def __hash__(self) -> int:
         return hash(("ProductGroup", self.factors))
 
-    def _points(self, g: ProductPoint, name: str) -> ProductPoint:
+    def _points(self, g: PP, name: str) -> PP:
         if not isinstance(g, tuple) or len(g) != len(self.factors):
             raise ValueError(f"{name} must be a tuple of {len(self.factors)} factor points")
         return g
+
+    def _pack(self, parts: Iterable[Point]) -> PP:
+        # The factors are held untyped; the overloads of __init__ tie their points to PP.
+        return cast(PP, tuple(parts))
 
     def split(self, xi: VectorLike, name: str = "xi") -> list[VectorLike]:
         """The factors' parts (ξ₁, …, ξ_k) of an algebra vector."""
@@ -68,30 +101,30 @@ class ProductGroup(LieGroup[ProductPoint]):
         return [xi[s] for s in self._slices]
 
     @array_method
-    def identity(self) -> ProductPoint:
-        return tuple(f.identity() for f in self.factors)
+    def identity(self) -> PP:
+        return self._pack(f.identity() for f in self.factors)
 
     @array_method
-    def compose(self, g: ProductPoint, h: ProductPoint) -> ProductPoint:
+    def compose(self, g: PP, h: PP) -> PP:
         g, h = self._points(g, "g"), self._points(h, "h")
-        return tuple(f.compose(a, b) for f, a, b in zip(self.factors, g, h))
+        return self._pack(f.compose(a, b) for f, a, b in zip(self.factors, g, h))
 
     @array_method
-    def inverse(self, g: ProductPoint) -> ProductPoint:
+    def inverse(self, g: PP) -> PP:
         g = self._points(g, "g")
-        return tuple(f.inverse(a) for f, a in zip(self.factors, g))
+        return self._pack(f.inverse(a) for f, a in zip(self.factors, g))
 
     @array_method
-    def hat(self, xi: VectorLike) -> ProductPoint:
-        return tuple(f.hat(x) for f, x in zip(self.factors, self.split(xi)))
+    def hat(self, xi: VectorLike) -> PP:
+        return self._pack(f.hat(x) for f, x in zip(self.factors, self.split(xi)))
 
     @array_method
-    def vee(self, X: ProductPoint) -> jax.Array:
+    def vee(self, X: PP) -> jax.Array:
         X = self._points(X, "X")
         return jnp.concatenate([f.vee(a) for f, a in zip(self.factors, X)])
 
     @array_method
-    def Ad(self, g: ProductPoint) -> jax.Array:
+    def Ad(self, g: PP) -> jax.Array:
         g = self._points(g, "g")
         return block_diagonal([f.Ad(a) for f, a in zip(self.factors, g)])
 
@@ -104,18 +137,18 @@ class ProductGroup(LieGroup[ProductPoint]):
         parts = zip(self.factors, self.split(xi), self.split(mu, "mu"))
         return jnp.concatenate([f.ad_star(x, m) for f, x, m in parts])
 
-    def check_point(self, g: object, name: str = "g") -> ProductPoint:
+    def check_point(self, g: object, name: str = "g") -> PP:
         if not isinstance(g, Sequence) or isinstance(g, np.ndarray) or len(g) != len(self.factors):
             raise ValueError(
                 f"{name} must be a tuple of {len(self.factors)} factor points "
                 f"({', '.join(map(repr, self.factors))}), got {type(g).__name__}"
             )
-        return tuple(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, g)))
+        return self._pack(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, g)))
 
-    def random_point(self, rng: np.random.Generator) -> ProductPoint:
-        return tuple(f.random_point(rng) for f in self.factors)
+    def random_point(self, rng: np.random.Generator) -> PP:
+        return self._pack(f.random_point(rng) for f in self.factors)
 
-    def retraction(self, kind: RetractionKind = "cay") -> "ProductRetraction":
+    def retraction(self, kind: RetractionKind = "cay") -> "ProductRetraction[PP]":
         if kind not in RETRACTION_KINDS:
             raise unknown_kind(kind)
         return ProductRetraction(self, kind)
@@ -127,19 +160,19 @@ def block_diagonal(blocks: Sequence[ArrayLike]) -> jax.Array:
     return out
 
 
-class ProductRetraction(Retraction[ProductPoint]):
+class ProductRetraction(Retraction[PP]):
     """τ(ξ) = (τ₁(ξ₁), …, τ_k(ξ_k)) with the factors' retractions of the same kind."""
 
-    def __init__(self, group: ProductGroup, kind: RetractionKind) -> None:
+    def __init__(self, group: ProductGroup[PP], kind: RetractionKind) -> None:
         super().__init__(group, kind)
         self._product = group
         self.factors: tuple[Retraction[Point], ...] = tuple(f.retraction(kind) for f in group.factors)
 
     @array_method
-    def tau(self, xi: VectorLike) -> ProductPoint:
-        return tuple(r.tau(x) for r, x in zip(self.factors, self._product.split(xi)))
+    def tau(self, xi: VectorLike) -> PP:
+        return self._product._pack(r.tau(x) for r, x in zip(self.factors, self._product.split(xi)))
 
-    def tau_inv(self, g: ProductPoint) -> Vector:
+    def tau_inv(self, g: PP) -> Vector:
         g = self._product.check_point(g)
         return np.concatenate([r.tau_inv(a) for r, a in zip(self.factors, g)])
 

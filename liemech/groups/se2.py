@@ -1,4 +1,5 @@
-"""SE(2): homogeneous 3×3 matrices; se(2) ≅ R³ with ξ = (v₁, v₂, ω) (spec 004-Lie §1.7(d))."""
+"""SE(2): homogeneous 3×3 matrices; se(2) ≅ R³ with ξ = (v₁, v₂, ω), the order of
+Martín de Diego & Sato Martín de Almagro (2018, §7.4)."""
 
 import math
 from typing import Final
@@ -166,7 +167,7 @@ class SE2Exp(Retraction[Matrix]):
 
 
 class SE2Cayley(MatrixCayley):
-    """cay on SE(2) in closed form (spec 004-Lie §1.7(d)); ddτ from the generic matrix formula."""
+    """cay on SE(2) in closed form; ddτ from the generic matrix formula."""
 
     @array_method
     def tau(self, xi: VectorLike) -> jax.Array:

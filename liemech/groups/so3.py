@@ -1,4 +1,4 @@
-"""SO(3): rotation matrices; so(3) ≅ R³ with hat the cross-product matrix (spec 004-Lie §1.7(c)).
+"""SO(3): rotation matrices; so(3) ≅ R³ with hat the cross-product matrix.
 
 The module-level functions give the exponential's left-trivialised tangent J(ω) = d^L exp_ω and
 its first two derivatives, written with ``jax.numpy``; SE(3) builds its exponential tangents
@@ -225,7 +225,7 @@ def log_rotation(R: Matrix) -> Vector:
 
 
 class SO3Exp(Retraction[Matrix]):
-    """exp on SO(3) with dτ = J = I − αω̂ + βω̂², dτ⁻¹ = I + ½ω̂ + γω̂² (spec 004-Lie §1.7(c))."""
+    """exp on SO(3) with dτ = J = I − αω̂ + βω̂², dτ⁻¹ = I + ½ω̂ + γω̂²."""
 
     @array_method
     def tau(self, xi: VectorLike) -> jax.Array:
@@ -250,7 +250,8 @@ class SO3Exp(Retraction[Matrix]):
 
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
-        """J⁻¹ K(ξ, η): the spec's α′/θ, β′/θ terms are 2α_s, 2β_s here, summed as series below θ = 2."""
+        """J⁻¹ K(ξ, η): the terms α′/θ, β′/θ of K (α′ = dα/dθ) are 2α_s, 2β_s here, summed as series
+        below θ = 2."""
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         return dexp_inv(xi) @ dexp_derivative(xi, eta)
@@ -292,7 +293,7 @@ class SO3Cayley(Retraction[Matrix]):
 
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
-        """ddτ(ξ, η) = −2/(4+θ²) [η ξᵀ − dτ⁻¹(ξ) η̂] (spec 004-Lie §1.7(c))."""
+        """ddτ(ξ, η) = −2/(4+θ²) [η ξᵀ − dτ⁻¹(ξ) η̂]."""
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         c = -2.0 / (4.0 + jnp.dot(xi, xi))

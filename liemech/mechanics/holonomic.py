@@ -1,19 +1,17 @@
 """Holonomic constraints Φ(g) = 0 on a configuration space, with trivialised derivatives."""
 
 import functools
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import trivialised_jacobian
-from liemech.types import Matrix, Tensor
+from liemech.types import Matrix, OnPoint, PointFunction, Tensor
 
 P = TypeVar("P")
 
@@ -30,16 +28,17 @@ class HolonomicConstraint(Generic[P]):
 
     def __init__(
         self,
-        phi: Callable[[P], ArrayLike],
-        jacobian: Callable[[P], Matrix] | None = None,
-        hessians: Callable[[P], Tensor] | None = None,
+        phi: PointFunction[P],
+        jacobian: PointFunction[P] | None = None,
+        hessians: PointFunction[P] | None = None,
     ) -> None:
         require_callable(phi, "phi", "g -> (m,) array")
         require_callable(jacobian, "jacobian", "g -> (m, dim) array", optional=True)
         require_callable(hessians, "hessians", "g -> (m, dim, dim) array", optional=True)
-        self._phi = phi
-        self._jacobian = jacobian
-        self._hessians = hessians
+        # Typed by the user with numpy or JAX arrays; liemech calls them with either.
+        self._phi = cast(OnPoint[P], phi)
+        self._jacobian = cast(OnPoint[P] | None, jacobian)
+        self._hessians = cast(OnPoint[P] | None, hessians)
 
     def phi(self, g: P) -> jax.Array:
         """Φ(g) as a 1-D array (traceable)."""
@@ -62,7 +61,7 @@ class HolonomicConstraint(Generic[P]):
         return np.asarray(_autodiff_jacobian(self, group, g))
 
     def trivialised_hessians(self, group: LieGroup[P], g: P) -> Tensor:
-        """[k][a, b] = d/dε B(g τ(ε e_b))[k, a]|₀, shape (m, dim, dim)."""
+        """H with H[k, a, b] = d/dε B(g τ(ε e_b))[k, a]|₀, shape (m, dim, dim)."""
         if self._hessians is not None:
             return np.asarray(self._hessians(g), dtype=np.float64)
         return np.asarray(_autodiff_hessians(self, group, g))

@@ -1,8 +1,7 @@
 """Nonholonomic constraints φ(g, η) = 0 on G × 𝔤, with their derivatives."""
 
 import functools
-from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +12,7 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
-from liemech.types import Matrix, Vector
+from liemech.types import Matrix, OnState, StateFunction, Vector
 
 P = TypeVar("P")
 
@@ -30,14 +29,16 @@ class NonholonomicConstraint(Generic[P]):
 
     def __init__(
         self,
-        phi: Callable[[P, Vector], ArrayLike],
-        d_eta: Callable[[P, Vector], Matrix] | None = None,
-        d_g: Callable[[P, Vector], Matrix] | None = None,
+        phi: StateFunction[P],
+        d_eta: StateFunction[P] | None = None,
+        d_g: StateFunction[P] | None = None,
     ) -> None:
         require_callable(phi, "phi", "(g, eta) -> (m,) array")
         require_callable(d_eta, "d_eta", "(g, eta) -> (m, dim) array", optional=True)
         require_callable(d_g, "d_g", "(g, eta) -> (m, dim) array", optional=True)
-        self._phi, self._d_eta, self._d_g = phi, d_eta, d_g
+        # Typed by the user with numpy or JAX arrays; liemech calls them with either.
+        self._phi = cast(OnState[P], phi)
+        self._d_eta, self._d_g = cast(OnState[P] | None, d_eta), cast(OnState[P] | None, d_g)
 
     def phi(self, g: P, eta: ArrayLike) -> jax.Array:
         """φ(g, η) as a 1-D array (traceable)."""

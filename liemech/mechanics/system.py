@@ -1,7 +1,8 @@
 """ℓ(g, η) = ½ ηᵀ 𝕀(g) η − V(g): the mechanical systems of every example in the papers."""
 
 from collections.abc import Callable
-from typing import Generic, TypeVar
+import functools
+from typing import Generic, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -18,17 +19,23 @@ from liemech.mechanics.callbacks import (
 )
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
-from liemech.types import Matrix, Tensor, Vector
+from liemech.types import Matrix, OnPoint, PointFunction, Tensor, Vector
 
 P = TypeVar("P")
+
+
+def _constant(value: Matrix, g: object) -> Matrix:
+    """The constant inertia, whatever g: a module-level function so that systems pickle."""
+    return value
 
 
 class MechanicalSystem(Lagrangian[P], Generic[P]):
     """ℓ(g, η) = ½ ηᵀ 𝕀 η − V(g) with 𝕀 symmetric positive definite.
 
-    ``potential`` g ↦ V(g) and a callable ``inertia`` g ↦ 𝕀(g) (paper 002's M(q)) are written with
-    ``jax.numpy``; every derivative comes from automatic differentiation along g τ(εζ), exact to
-    round-off. ``inertia`` may also be a constant matrix.
+    ``potential`` g ↦ V(g) and a callable ``inertia`` g ↦ 𝕀(g) (the mass matrix M(q) of
+    Rojas-Quintero, Dubois & Jourdan 2025) are written with ``jax.numpy``; every derivative comes
+    from automatic differentiation along g τ(εζ), exact to round-off. ``inertia`` may also be a
+    constant matrix.
 
     Derivatives may still be given; each is compared with autodiff at the initial point of every
     ``Problem`` built on the system (a mismatch raises ValueError naming it), and the eager
@@ -37,17 +44,21 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
     g ↦ (dim, dim, dim) with [k] = d/dε 𝕀(g τ(ε e_k)); ``inertia_hessian`` g ↦ (dim, dim, dim, dim)
     with [k, l] = d/dε (∂_k 𝕀)(g τ(ε e_l)). The compiled integrators always differentiate V and 𝕀
     themselves. Then f = ½ ηᵀ (∂_k 𝕀) η − ∇V.
+
+    A system (and a ``Problem`` on it) pickles when its callbacks do: module-level functions and
+    bound methods of picklable objects. The standard library cannot pickle lambdas or local
+    functions; ``cloudpickle`` (which Dask uses) can.
     """
 
     def __init__(
         self,
         group: LieGroup[P],
-        inertia: Matrix | Callable[[P], ArrayLike],
-        potential: Callable[[P], ArrayLike],
-        potential_gradient: Callable[[P], Vector] | None = None,
-        potential_hessian: Callable[[P], Matrix] | None = None,
-        inertia_gradient: Callable[[P], Tensor] | None = None,
-        inertia_hessian: Callable[[P], Tensor] | None = None,
+        inertia: Matrix | PointFunction[P],
+        potential: PointFunction[P],
+        potential_gradient: PointFunction[P] | None = None,
+        potential_hessian: PointFunction[P] | None = None,
+        inertia_gradient: PointFunction[P] | None = None,
+        inertia_hessian: PointFunction[P] | None = None,
     ) -> None:
         if not isinstance(group, LieGroup):
             raise TypeError(f"group must be a LieGroup, got {type(group).__name__}")
@@ -59,21 +70,22 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
             require_callable(fn, name, signature, optional=True)
         self._group = group
         self._constant_inertia: Matrix | None = None
-        self._inertia_fn: Callable[[P], ArrayLike]
+        self._inertia_fn: OnPoint[P]
         if callable(inertia):
-            self._inertia_fn = inertia
+            self._inertia_fn = cast(OnPoint[P], inertia)
         else:
             M = require_symmetric_positive_definite(inertia, group.dim, "inertia")
             self._constant_inertia = M
             self._inertia_inv = np.linalg.inv(M)
-            self._inertia_fn = lambda g: M
-        self._potential = potential
-        self._given: dict[str, Callable[[P], ArrayLike] | None] = {
+            self._inertia_fn = functools.partial(_constant, M)
+        # Typed by the user with numpy or JAX arrays; liemech calls them with either.
+        self._potential = cast(OnPoint[P], potential)
+        self._given = cast(dict[str, OnPoint[P] | None], {
             "potential_gradient": potential_gradient,
             "potential_hessian": potential_hessian,
             "inertia_gradient": inertia_gradient,
             "inertia_hessian": inertia_hessian,
-        }
+        })
 
     @property
     def group(self) -> LieGroup[P]:
