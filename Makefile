@@ -1,10 +1,10 @@
-# The two commands of the README. Each creates .venv when it is missing.
+# The two commands of the README, and `make docs` (the site). Each creates .venv when it is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: demo test
+.PHONY: demo test docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,3 +24,6 @@ demo: $(VENV)/.installed-base
 test: $(VENV)/.installed-dev
 	$(PY) -m mypy --strict liemech examples tests
 	$(PY) -m pytest -q -n 2 --dist loadfile
+
+docs: $(VENV)/.installed-dev
+	$(PY) -m mkdocs build --strict -d site

@@ -1,4 +1,5 @@
-"""A ball rolling on a spinning turntable, SO(3) × R² (paper 004 §7.5): Lobatto-s VPRK with
+"""A ball rolling on a spinning turntable, SO(3) × R² (Martín de Diego & Sato Martín de Almagro
+2018, §7.5): Lobatto-s VPRK with
 τ = cay × id in both readings of the constraint, fitted orders of g and η against DOP853, and the
 paper's Fig. 8 content: the three linear first integrals stay at round-off and the moving energy is
 bounded over 3000 steps of Lobatto-3 at h = 0.1.

@@ -1,6 +1,6 @@
-"""The pendulum-driven CVT (paper 004 §7.2, ε = ½) with Lobatto-2: total, passenger and driver
-energy ranges over T = 200 for both energy levels, at h = 0.1 (excellent energy behaviour) and at
-h = π/10, the step of Modin & Verdier (erratic).
+"""The pendulum-driven CVT (Martín de Diego & Sato Martín de Almagro 2018, §7.2, ε = ½) with
+Lobatto-2: total, passenger and driver energy ranges over T = 200 for both energy levels, at h = 0.1
+(excellent energy behaviour) and at h = π/10, the step of Modin & Verdier (erratic).
 
 Run: .venv/bin/python examples/cvt.py
 """

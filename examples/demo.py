@@ -20,7 +20,7 @@ COLUMNS = {
 }
 
 
-def retraction_row(name: str, tau: lm.Retraction[lm.Matrix] | lm.Retraction[lm.ProductPoint]) -> str:
+def retraction_row(name: str, tau: lm.Retraction[lm.Matrix] | lm.Retraction[tuple[lm.Matrix, lm.Vector]]) -> str:
     report = check_retraction(tau, np.random.default_rng(0), raise_on_failure=False)  # type: ignore[misc]
     cells = "".join(f"{report.worst(column):>17.1e}" for column in COLUMNS.values())
     return f"{name:<28}{tau.kind:<5}{cells}{len(report.checks) - len(report.failures):>6}/{len(report.checks)}"
@@ -29,7 +29,7 @@ def retraction_row(name: str, tau: lm.Retraction[lm.Matrix] | lm.Retraction[lm.P
 def main() -> None:
     heavy_top_table()
     print()
-    groups: list[lm.LieGroup[lm.Matrix] | lm.LieGroup[lm.ProductPoint]] = [
+    groups: list[lm.LieGroup[lm.Matrix] | lm.LieGroup[tuple[lm.Matrix, lm.Vector]]] = [
         lm.Rn(3), lm.SO2(), lm.SO3(), lm.SE2(), lm.SE3(),
         lm.ProductGroup(lm.SO3(), lm.Rn(2)), lm.ProductGroup(lm.SE2(), lm.Rn(1)),
     ]

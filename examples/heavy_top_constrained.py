@@ -1,7 +1,7 @@
-"""The heavy top as a rigid body on SO(3) × R³ held at its pivot by Φ(R, x) = x − Rχ, integrated
-by the holonomic VPRK, against the same top modelled on SO(3) with the pivot inertia
-(spec 004-Lie §9.5): orders 2s − 2 in R and ω, Φ and its tangency at round-off, and the gap between
-the two models at the size of the discretisation error.
+"""The heavy top as a rigid body on SO(3) × R³ held at its pivot by Φ(R, x) = x − Rχ, integrated by
+the holonomic VPRK, against the same top modelled on SO(3) with the pivot inertia (the holonomic
+scheme of Martín de Diego & Sato Martín de Almagro 2018, §6.3): orders 2s − 2 in R and ω, Φ and its
+tangency at round-off, and the gap between the two models at the size of the discretisation error.
 
 Run: .venv/bin/python examples/heavy_top_constrained.py
 """

@@ -1,9 +1,9 @@
 """Heavy top on SO(3) with VPRK: convergence orders, energy error and Noether momentum drift.
 
-Setup of spec 004-Lie §9.1 (𝕀 = diag(1, 2, 3.5), χ = (0.2, −0.1, 0.6), mg = 1.5, T = 2). For
-Lobatto-s, s = 2..4, with the Cayley map and the exponential, the final-time errors in R and μ
-against a DOP853 reference (rtol 1e-13) give fitted orders 2s − 2; the Noether momentum
-⟨μ, Rᵀe₃⟩ (rotations about the vertical) is conserved to round-off.
+Setup: 𝕀 = diag(1, 2, 3.5), χ = (0.2, −0.1, 0.6), mg = 1.5, T = 2 (``liemech.systems.HeavyTop``).
+For Lobatto-s, s = 2..4, with the Cayley map and the exponential, the final-time errors in R and μ
+against a DOP853 reference (rtol 1e-13) give fitted orders 2s − 2; the Noether momentum ⟨μ, Rᵀe₃⟩
+(rotations about the vertical) is conserved to round-off.
 
 Run: .venv/bin/python examples/heavy_top_so3.py
 """

@@ -1,6 +1,7 @@
 """The pendulum in Cartesian coordinates, ℓ = ½|q̇|² − y with Φ = ½(|q|² − 1), integrated by the
-holonomic Lobatto SPRK (s = 2 is RATTLE): fitted orders 2s − 2 in q and p against the angle
-equation θ̈ = −sin θ (DOP853), constraint and tangency at round-off (spec 004-vector §4.6).
+holonomic Lobatto SPRK (s = 2 is RATTLE): fitted orders 2s − 2 in q and p against the angle equation
+θ̈ = −sin θ (DOP853), constraint and tangency at round-off (Martín de Diego & Sato Martín de Almagro
+2018, §4.3).
 
 Run: .venv/bin/python examples/pendulum_cartesian.py
 """

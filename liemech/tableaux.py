@@ -1,11 +1,11 @@
 """Butcher tableaux: Lobatto IIIA–IIIB pairs, Gauss–Legendre, Radau IIA, and their checks.
 
-Every family is built by collocation (spec 004-vector App. A, eq. (41)): with ℓ_j the Lagrange basis
-on the nodes c₁..c_s,
+Every family is built by collocation (Martín de Diego & Sato Martín de Almagro 2018, App. A.3,
+eq. (41)): with ℓ_j the Lagrange basis on the nodes c₁..c_s,
 
     a_ij = ∫₀^{c_i} ℓ_j(t) dt,    b_j = ∫₀¹ ℓ_j(t) dt.
 
-The symplectic conjugate (spec 004-vector §3.4) is â_ij = b_j (1 − a_ji / b_i), b̂ = b. The nodes
+The symplectic conjugate (ibid., proof of Theorem 4.2) is â_ij = b_j (1 − a_ji / b_i), b̂ = b. The nodes
 are eigenvalues of a symmetric Jacobi matrix (Golub–Welsch) polished by Newton's method on the
 defining Legendre polynomial, and the integrals of ℓ_j use Gauss–Legendre quadrature exact for
 their degree, so every coefficient is exact to a few units of round-off for any s.
@@ -46,9 +46,10 @@ def _readonly_float_array(owner: str, field: str, value: ArrayLike, ndim: int) -
 class Tableau:
     """A Runge–Kutta tableau (A, b, c) with s stages and classical order ``order``.
 
-    The step is Y_i = y₀ + h Σ_j a_ij f(Y_j), y₁ = y₀ + h Σ_j b_j f(Y_j) (spec 004-vector eq. (42)).
-    The arrays are copied to read-only float64 arrays. The row-sum condition Σ_j a_ij = c_i is C(1),
-    checked by ``simplifying_C(t, 1)`` and not imposed here: Lobatto IIIB(2) breaks it.
+    The step is Y_i = y₀ + h Σ_j a_ij f(Y_j), y₁ = y₀ + h Σ_j b_j f(Y_j) (Martín de Diego & Sato
+    Martín de Almagro 2018, eq. (42)). The arrays are copied to read-only float64 arrays. The
+    row-sum condition Σ_j a_ij = c_i is C(1), checked by ``simplifying_C(t, 1)`` and not imposed
+    here: Lobatto IIIB(2) breaks it.
     """
 
     A: Matrix
@@ -87,7 +88,8 @@ class Tableau:
 @dataclass(frozen=True, eq=False)
 class TableauPair:
     """A partitioned RK pair: ``position`` (a, b, c), e.g. Lobatto IIIA, used for q̇ = v, and
-    ``momentum`` (â, b̂, ĉ), e.g. Lobatto IIIB, used for ṗ (spec 004-vector eq. (9), (13)).
+    ``momentum`` (â, b̂, ĉ), e.g. Lobatto IIIB, used for ṗ (Martín de Diego & Sato Martín de
+    Almagro 2018, eqs. (9), (13)).
 
     ``order`` is the classical order of the partitioned method, taken as the smaller of the two
     tableaux' orders (the constructors set both to the order of the pair).
@@ -234,7 +236,8 @@ def collocation(c: Vector, order: int, name: str) -> Tableau:
 
 
 def symplectic_conjugate(t: Tableau, name: str | None = None) -> Tableau:
-    """The symplectic conjugate: â_ij = b_j (1 − a_ji / b_i), b̂ = b, ĉ = c (spec 004-vector §3.4).
+    """The symplectic conjugate: â_ij = b_j (1 − a_ji / b_i), b̂ = b, ĉ = c (Martín de Diego & Sato
+    Martín de Almagro 2018, proof of Theorem 4.2).
 
     It needs every b_i ≠ 0 and has the order of t. The row sums of Â need not equal c: Lobatto
     IIIB(2) has (½, ½) on the nodes (0, 1). Written this way, a_si = b_i gives â_is = 0 exactly.
@@ -253,7 +256,8 @@ def symplectic_conjugate(t: Tableau, name: str | None = None) -> Tableau:
 def lobatto(s: int) -> TableauPair:
     """The s-stage Lobatto IIIA–IIIB pair ("Lobatto-s"), s ≥ 2, classical order 2s − 2.
 
-    Nodes c = 0, the zeros of P′_{s−1}(2x − 1), 1 (spec 004-vector §3.5). IIIA (position) by
+    Nodes c = 0, the zeros of P′_{s−1}(2x − 1), 1 (the Lobatto nodes of Martín de Diego & Sato Martín
+    de Almagro 2018, App. A.1). IIIA (position) by
     collocation, eq. (41); IIIB (momentum) its symplectic conjugate â_ij = b_j (1 − a_ji / b_i).
     H1 (a_1j = 0), H3 (a_sj = b_j), H1′ (â_is = 0) and H2′ (â_i1 = b_1) hold exactly.
     """
@@ -270,8 +274,8 @@ def lobatto(s: int) -> TableauPair:
 
 def gauss(s: int) -> TableauPair:
     """The s-stage Gauss–Legendre method, s ≥ 1, order 2s: nodes the zeros of P_s(2x − 1), coefficients
-    by collocation (eq. (41)). It is its own symplectic conjugate, so ``A_hat`` is ``A``
-    (spec 004-vector §3.5). It violates H1 and H3 (and H1′, H2′): constrained schemes reject it.
+    by collocation (eq. (41)). It is its own symplectic conjugate, so ``A_hat`` is ``A``. It
+    violates H1 and H3 (and H1′, H2′): constrained schemes reject it.
     """
     s = _stage_count(s, 1, "Gauss–Legendre")
     x = _symmetric(_newton_polish(_jacobi_zeros(s, 0.0, 0.0), _legendre_basis(s)))
@@ -280,8 +284,9 @@ def gauss(s: int) -> TableauPair:
 
 
 def radau_iia(s: int) -> Tableau:
-    """The s-stage Radau IIA method, s ≥ 1, order 2s − 1 (spec 004-vector App. A): nodes the zeros of
-    P_s(2x − 1) − P_{s−1}(2x − 1), so c_s = 1; coefficients by collocation (eq. (41)).
+    """The s-stage Radau IIA method, s ≥ 1, order 2s − 1 (Martín de Diego & Sato Martín de Almagro
+    2018, App. A): nodes the zeros of P_s(2x − 1) − P_{s−1}(2x − 1), so c_s = 1; coefficients by
+    collocation (eq. (41)).
     """
     s = _stage_count(s, 1, "Radau IIA")
     interior = _jacobi_zeros(s - 1, 1.0, 0.0)  # (P_s − P_{s−1})(x) ∝ (x − 1) P^{(1,0)}_{s−1}(x)
@@ -299,7 +304,8 @@ def _max_abs(x: NDArray[np.float64]) -> float:
 
 
 def simplifying_B(t: Tableau, p: int) -> float:
-    """Largest defect of B(p): Σ_i b_i c_i^{k−1} = 1/k for k = 1..p (spec 004-vector App. A.3).
+    """Largest defect of B(p): Σ_i b_i c_i^{k−1} = 1/k for k = 1..p (Martín de Diego & Sato Martín
+    de Almagro 2018, App. A.3).
 
     B(p) is the quadrature (b, c) being exact for polynomials of degree ≤ p − 1.
     """
@@ -330,7 +336,8 @@ def _roles(pair: TableauPair, swapped: bool) -> tuple[Tableau, Tableau]:
 
 
 def simplifying_C_hat(pair: TableauPair, q: int, *, swapped: bool = False) -> float:
-    """Largest defect of the mixed condition CĈ(q) of a pair (spec 004-vector App. A.3.1):
+    """Largest defect of the mixed condition CĈ(q) of a pair (Martín de Diego & Sato Martín de
+    Almagro 2018, App. A.3.1):
 
         Σ_{j,l} a_ij â_jl c_l^{k−2} = c_i^k / (k (k − 1))  for all i and k = 2..q.
 
@@ -347,7 +354,8 @@ def simplifying_C_hat(pair: TableauPair, q: int, *, swapped: bool = False) -> fl
 
 
 def simplifying_D_hat(pair: TableauPair, r: int, *, swapped: bool = False) -> float:
-    """Largest defect of the mixed condition DD̂(r) of a pair (spec 004-vector App. A.3.1):
+    """Largest defect of the mixed condition DD̂(r) of a pair (Martín de Diego & Sato Martín de
+    Almagro 2018, App. A.3.1):
 
         Σ_{i,j} b_i c_i^{k−2} a_ij â_jl = b_l [(k − 1) − (k c_l − c_l^k)] / (k (k − 1))
         for all l and k = 2..r.
@@ -369,13 +377,14 @@ def simplifying_D_hat(pair: TableauPair, r: int, *, swapped: bool = False) -> fl
 
 def symplecticity_defect(pair: TableauPair) -> float:
     """Largest defect of b_i â_ij + b̂_j a_ji = b_i b̂_j (all i, j) and b_i = b̂_i: the pair is
-    symplectic iff it is 0 (spec 004-vector App. A.3.1, [Hairer–Lubich–Wanner, Thm 4.6])."""
+    symplectic iff it is 0 (Martín de Diego & Sato Martín de Almagro 2018, App. A.3.1; Hairer,
+    Lubich & Wanner, Thm 4.6)."""
     b, bh = pair.b, pair.b_hat
     cross = b[:, None] * pair.A_hat + bh[None, :] * pair.A.T - b[:, None] * bh[None, :]
     return max(_max_abs(cross), _max_abs(b - bh))
 
 
-# ---- hypotheses of the constrained schemes (spec 004-vector §4.4) ---------------------------
+# ---- hypotheses of the constrained schemes (Martín de Diego & Sato Martín de Almagro 2018, §4.3) ---
 
 
 def _failures_H1_H3(pair: TableauPair, tol: float) -> list[str]:
@@ -416,25 +425,27 @@ def _checked_pair(pair: object, tol: float) -> TableauPair:
 
 def satisfies_H1_H3(pair: TableauPair, tol: float = HYPOTHESIS_TOL) -> bool:
     """H1: a_1j = 0 for all j; H2: Ã = (a_ij)_{i,j≥2} invertible (cond(Ã) ≤ min(1e12, 1/tol));
-    H3: a_sj = b_j for all j (stiffly accurate). Spec 004-vector §4.4; each equality to ``tol``."""
+    H3: a_sj = b_j for all j (stiffly accurate). Martín de Diego & Sato Martín de Almagro
+    (2018, §4.3); each equality to ``tol``."""
     return not _failures_H1_H3(_checked_pair(pair, tol), tol)
 
 
 def satisfies_H1p_H2p(pair: TableauPair, tol: float = HYPOTHESIS_TOL) -> bool:
-    """H1′: â_is = 0 for all i; H2′: â_i1 = b̂_1 for all i. Spec 004-vector §4.4; each to ``tol``."""
+    """H1′: â_is = 0 for all i; H2′: â_i1 = b̂_1 for all i. Martín de Diego & Sato Martín de
+    Almagro (2018, §4.3); each to ``tol``."""
     return not _failures_H1p_H2p(_checked_pair(pair, tol), tol)
 
 
 def check_constrained_hypotheses(pair: TableauPair, tol: float = HYPOTHESIS_TOL) -> None:
-    """Raise ValueError naming every hypothesis of H1–H3, H1′–H2′ (spec 004-vector §4.4) that the
-    pair violates, with its defect. The holonomic (eq. (13)) and nonholonomic (eq. (14)) schemes
-    need all five; Lobatto IIIA–IIIB has them, Gauss does not."""
+    """Raise ValueError naming every hypothesis of H1–H3, H1′–H2′ (Martín de Diego & Sato Martín de
+    Almagro 2018, §4.3) that the pair violates, with its defect. The holonomic (eq. (13)) and
+    nonholonomic (eq. (14)) schemes need all five; Lobatto IIIA–IIIB has them, Gauss does not."""
     pair = _checked_pair(pair, tol)
     failures = _failures_H1_H3(pair, tol) + _failures_H1p_H2p(pair, tol)
     if failures:
         raise ValueError(
             f"tableau {pair.name} violates {', '.join(failures)}; the constrained schemes need H1–H3 and "
-            "H1′–H2′ (spec 004-vector §4.4), which lobatto(s) satisfies"
+            "H1′–H2′ (Martín de Diego & Sato Martín de Almagro 2018, §4.3), which lobatto(s) satisfies"
         )
 
 
@@ -442,7 +453,8 @@ def check_constrained_hypotheses(pair: TableauPair, tol: float = HYPOTHESIS_TOL)
 
 
 def stability_function(t: Tableau, z: complex) -> complex:
-    """R(z) = 1 + z bᵀ (I − zA)⁻¹ 𝟙 (spec 004-vector App. A.3): y₁ = R(hλ) y₀ on ẏ = λy.
+    """R(z) = 1 + z bᵀ (I − zA)⁻¹ 𝟙 (Martín de Diego & Sato Martín de Almagro 2018, App. A.3):
+    y₁ = R(hλ) y₀ on ẏ = λy.
 
     Raises ValueError where I − zA is singular (z⁻¹ an eigenvalue of A: a pole of R).
     """
@@ -472,7 +484,7 @@ def stability_at_infinity(t: Tableau) -> float:
 
     The limit is the ratio of the leading coefficients of numerator and denominator (coefficients
     below 1e-10 of the largest count as 0); ``math.inf`` when the numerator has the higher degree
-    (explicit methods), 0 when the denominator has. Lobatto IIIA: (−1)^{s−1} (spec App. A.3).
+    (explicit methods), 0 when the denominator has. Lobatto IIIA: (−1)^{s−1}.
     """
     # Interpolating on |z| = 2s balances the coefficients of collocation methods, whose A has
     # eigenvalues of size ~1/(2s) (for Gauss, den_m = s!(2s − m)!/((2s)! m!(s − m)!)).

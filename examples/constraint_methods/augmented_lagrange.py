@@ -1,6 +1,6 @@
-"""Paper 001: the augmented-Lagrange iteration per step on the double spherical pendulum and the
-director top (μ = 1e7, h = 1e-3, tol = 1e-10): mean and largest number of Uzawa iterations, for
-the paper's form (40) and the modified derivative (31), cold and warm start.
+"""Leyendecker, Betsch & Steinmann (2004): the augmented-Lagrange iteration per step on the double
+spherical pendulum and the director top (μ = 1e7, h = 1e-3, tol = 1e-10): mean and largest number of
+Uzawa iterations, for the paper's form (40) and the modified derivative (31), cold and warm start.
 
 Run: .venv/bin/python examples/constraint_methods/augmented_lagrange.py
 """

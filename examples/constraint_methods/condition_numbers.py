@@ -1,6 +1,6 @@
-"""Paper 001 §4 (Fig. 4): condition numbers of the Newton matrices on the double
-spherical pendulum released from rest. The multiplier scheme grows like h⁻³ with the rows as
-printed and h⁻² with the dynamic rows scaled by h; the penalty scheme like (μh)² while μh² ≲ 1.
+"""Leyendecker, Betsch & Steinmann (2004, §4.1, Fig. 4): condition numbers of the Newton matrices on
+the double spherical pendulum released from rest. The multiplier scheme grows like h⁻³ with the rows
+as printed and h⁻² with the dynamic rows scaled by h; the penalty scheme like (μh)² while μh² ≲ 1.
 
 Run: .venv/bin/python examples/constraint_methods/condition_numbers.py
 """

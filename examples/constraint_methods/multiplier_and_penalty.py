@@ -1,6 +1,6 @@
-"""Paper 001 on the double spherical pendulum: the Lagrange-multiplier scheme conserves H and the
-angular momentum about gravity and keeps the rods exact (second order against DOP853); the
-penalty scheme conserves H + μ|g|² and approaches it as μ grows (Prop. 3.2).
+"""Leyendecker, Betsch & Steinmann (2004) on the double spherical pendulum: the Lagrange-multiplier
+scheme conserves H and the angular momentum about gravity and keeps the rods exact (second order
+against DOP853); the penalty scheme conserves H + μ|g|² and approaches it as μ grows (Prop. 3.2).
 
 Run: .venv/bin/python examples/constraint_methods/multiplier_and_penalty.py
 """

@@ -1,7 +1,7 @@
-"""Paper 000 §6.3: the four-particle system (two nonlinear springs, two rigid bars, no gravity; spec
-000 §D.3) with VI-S, VI-A(½), VI-B(1, ½), EM and Gonzalez's EM-G, both energy–momentum schemes with
-the invariant discrete gradient (126) of ``FourParticles().invariant_potential()``, under the
-papers' Newton protocol (``NewtonOptions.metis()``) and the simple guess.
+"""Kinon, Betsch & Schneider (2023), §6.3: the four-particle system (two nonlinear springs, two
+rigid bars, no gravity) with VI-S, VI-A(½), VI-B(1, ½), EM and Gonzalez's EM-G, both energy–momentum
+schemes with the invariant discrete gradient (126) of ``FourParticles().invariant_potential()``,
+under the papers' Newton protocol (``NewtonOptions.metis()``) and the simple guess.
 
 Base run h = 0.01, T = 10: mean Newton iterations, max |H − H₀| and |ΔH| (H = ½pᵀM⁻¹p + V),
 |ΔJ| (angular momentum), |ΔL| (linear momentum), max |g|, max |G M⁻¹p|, max |G v| (v = ``sol.eta``;
@@ -67,8 +67,8 @@ def base_run(system: FourParticles, problem: lm.Problem[Vector], schemes: list[t
         energies[label] = (list(sol.t), list(H))
         secondary[label] = (list(sol.t), list(gp + 1e-20))
     print(f"VI-S: max |G(qⁿ) vⁿ| with its staggered velocity vⁿ = {staggered:.2e}")
-    print("spec D.3 (computed): max|H−H₀| 3.50e-4 / 5.19e-5 / 4.39e-4 / 9.8e-15 / 1.3e-14, EM-G max|GM⁻¹p| 1.73e-5,"
-          " q₄(10) EM [0.26123482, 0.57615233, 2.91228291]")
+    print("Independent implementation: max|H−H₀| 3.50e-4 / 5.19e-5 / 4.39e-4 / 9.8e-15 / 1.3e-14, "
+          "EM-G max|GM⁻¹p| 1.73e-5, q₄(10) EM [0.26123482, 0.57615233, 2.91228291]")
     save_plot("ggl_4p_energy", "Four particles, h = 0.01: H(t)", "t", "H", energies)
     save_plot("ggl_4p_secondary", "Four particles: max_k |G M⁻¹p|", "t", "|G M⁻¹p|", secondary, scale="semilogy")
 
@@ -105,7 +105,7 @@ def order_study(problem: lm.Problem[Vector], schemes: list[tuple[str, lm.Method]
                   f" (order {estimate_order(STEPS, e_lam_mean).slope:.2f})")
         curves[f"q₄ {label}"] = (list(STEPS), e_q)
         curves[f"λ {label}"] = (list(STEPS), e_lam)
-    print("spec D.3 (computed): EM e_q 1.975e-5 / 2.058e-7 / 2.039e-9, e_p 4.844e-4 / 4.639e-6 / 4.591e-8, "
+    print("Independent implementation: EM e_q 1.975e-5 / 2.058e-7 / 2.039e-9, e_p 4.844e-4 / 4.639e-6 / 4.591e-8, "
           "e_λ 3.926e-4 / 3.265e-5 / 2.875e-6")
     save_plot("ggl_4p_errors", "Four particles: errors at t = 0.1", "h", "relative error", curves, scale="loglog")
 
@@ -113,7 +113,8 @@ def order_study(problem: lm.Problem[Vector], schemes: list[tuple[str, lm.Method]
 def main() -> None:
     system = FourParticles()
     problem = system.problem()
-    print("Four-particle system (000 §6.3), metis Newton, simple guess, invariant discrete gradient (126)")
+    print("Four-particle system (Kinon, Betsch & Schneider 2023, §6.3), metis Newton, simple guess, "
+          "invariant discrete gradient (126)")
     schemes = paper_schemes(system.invariant_potential())  # compiled once, used by every run
     base_run(system, problem, schemes)
     order_study(problem, schemes)

@@ -1,5 +1,5 @@
-"""The schemes of paper 000 as its experiments run them: the papers' Newton protocol
-(``NewtonOptions.metis()``) and the simple initial guess (spec 000 §B.10)."""
+"""The schemes of Kinon, Betsch & Schneider (2023) as their experiments run them: the papers' Newton
+protocol (``NewtonOptions.metis()``) and the simple initial guess."""
 
 import liemech as lm
 

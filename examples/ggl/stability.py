@@ -1,4 +1,4 @@
-"""Paper 000 §6.3, the stability study on the four-particle system (spec 000 §D.3): for
+"""Kinon, Betsch & Schneider (2023), §6.3: the stability study on the four-particle system. For
 h ∈ {0.04, 0.05, 0.25, 0.675} each scheme (VI-S, VI-A(½), VI-B(1, ½), EM and EM-G with the invariant
 discrete gradient (126); ``NewtonOptions.metis()``, simple guess) is stepped up to T until
 
@@ -8,8 +8,8 @@ discrete gradient (126); ``NewtonOptions.metis()``, simple guess) is stepped up 
 - T is reached: stable, with the range of H and the mean number of Newton iterations.
 
 Paper: all schemes stable up to T = 1000 for h ≤ 0.04; VI-S and VI-B blow up for h = 0.05; VI-A
-blows up for h = 0.25 at about t = 55; EM stays stable for h = 0.675 (no horizon given; spec: Newton
-fails at t = 151.2).
+blows up for h = 0.25 at about t = 55; EM stays stable for h = 0.675 (no horizon given; an independent
+implementation: Newton fails at t = 151.2).
 
 Run: .venv/bin/python examples/ggl/stability.py                  (T = 1000: about a minute)
      .venv/bin/python examples/ggl/stability.py --t-final 20     (about 15 s)
@@ -73,7 +73,8 @@ def main() -> None:
         for label, method in schemes:
             outcome = run(system, problem, method, h, t_final)
             print(f"{h:<7g}{label:<7}{outcome:<78}{time.perf_counter() - started:9.0f}s", flush=True)
-    print("\nspec D.3 (computed, T = 1000; “fails” = either kind): h = 0.04 all stable; h = 0.05 VI-S blow-up at\n"
+    print("\nIndependent implementation (T = 1000; “fails” = either kind): h = 0.04 all stable; h = 0.05 VI-S "
+          "blow-up at\n"
           "t = 0.40, VI-B at t = 0.35; h = 0.25 VI-A blow-up at t = 53.0, VI-S/VI-B fail at t = 0.5/0.25, EM 5.65 it.;\n"
           "h = 0.675 VI-S/A/B fail in step 1, EM Newton fails at t = 151.2, EM-G at t = 64.8")
 

@@ -1,7 +1,8 @@
-"""Paper 002, Sect. 3: the double pendulum (Table 1, ℓ = g/ω₀²) with the Simpson VI, the midpoint
-VI and RK4 in (q, p). Prints the largest angle deviation from a DOP853 reference over 10 s at
-h = 0.1 (the paper's reference is RK4 at h = 1e-5; DOP853 at rtol 1e-13 is as accurate and faster)
-and the relative energy error ‖e_H‖∞ against h for T = 10 s and 100 s, with fitted orders.
+"""Rojas-Quintero, Dubois & Jourdan (2025), §3: the double pendulum (Table 1, ℓ = g/ω₀²) with the
+Simpson VI, the midpoint VI and RK4 in (q, p). Prints the largest angle deviation from a DOP853
+reference over 10 s at h = 0.1 (the paper's reference is RK4 at h = 1e-5; DOP853 at rtol 1e-13 is as
+accurate and faster) and the relative energy error ‖e_H‖∞ against h for T = 10 s and 100 s, with
+fitted orders.
 
 Run: .venv/bin/python examples/simpson/double_pendulum.py
 """

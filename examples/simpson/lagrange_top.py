@@ -1,7 +1,7 @@
-"""Paper 002, Sect. 4.2: the Lagrange top of Table 3 over 1, 10 and 100 nutation periods with the
-Simpson VI, the midpoint VI and RK4 in (q, q̇) and (q, p), against the exact (Jacobi elliptic)
-nutation: ‖e_θ‖∞ and ‖e_H‖∞ for h = t̄/N with their observed orders — the content of the paper's
-Tables 4 and 5 — and the drift of the cyclic momenta p_φ, p_ψ.
+"""Rojas-Quintero, Dubois & Jourdan (2025), §4.2: the Lagrange top of Table 3 over 1, 10 and 100
+nutation periods with the Simpson VI, the midpoint VI and RK4 in (q, q̇) and (q, p), against the
+exact (Jacobi elliptic) nutation: ‖e_θ‖∞ and ‖e_H‖∞ for h = t̄/N with their observed orders — the
+content of the paper's Tables 4 and 5 — and the drift of the cyclic momenta p_φ, p_ψ.
 
 Run: .venv/bin/python examples/simpson/lagrange_top.py   (about a minute)
 """

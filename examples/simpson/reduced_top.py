@@ -1,6 +1,7 @@
-"""Paper 002, Sect. 4.3: the Simpson VI on the complete Lagrange top (Euler angles, Table 6) against
-classical RK4 on the reduced first-order system (18aq), with the same h over 1 s; both against the
-exact nutation. ‖ε_θ‖∞ = sup |θ_Simpson − θ_RK4| converges with order ≈ 4 (the paper's Fig. 14).
+"""Rojas-Quintero, Dubois & Jourdan (2025), §4.3: the Simpson VI on the complete Lagrange top (Euler
+angles, Table 6) against classical RK4 on the reduced first-order system (18aq), with the same h
+over 1 s; both against the exact nutation. ‖ε_θ‖∞ = sup |θ_Simpson − θ_RK4| converges with order ≈ 4
+(the paper's Fig. 14).
 
 Run: .venv/bin/python examples/simpson/reduced_top.py
 """

@@ -1,6 +1,6 @@
-"""BS99, the Bobenko–Suris scheme for the Lagrange top (paper 000 §6.2, its App. A.8 missing; spec 000
-§B.9, reconstructed from the papers' code), in the spatial symmetry axis d₃ and the angular
-momentum m about the fixed tip:
+"""BS99, the Bobenko–Suris scheme for the Lagrange top (Kinon, Betsch & Schneider 2023, §6.2; their
+App. A.8 is missing from the text, so the scheme is reconstructed from their code metis), in the
+spatial symmetry axis d₃ and the angular momentum m about the fixed tip:
 
     m^{n+1} = mⁿ + h mgℓ e₃ × d₃ⁿ,      d₃^{n+1} = d₃ⁿ + (h/I₁′) m^{n+1} × ½(d₃ⁿ + d₃^{n+1}),
 
@@ -45,7 +45,7 @@ def _cayley(a: jax.Array) -> jax.Array:
 
 
 class BobenkoSurisTop(CompiledMethod):
-    """BS99 (paper 000 §6.2, spec §B.9) on a director-formulated symmetric heavy top with its tip
+    """BS99 (Kinon, Betsch & Schneider 2023, §6.2) on a director-formulated symmetric heavy top with its tip
     fixed at the origin. Its parameters (m, ℓ, E_i, mg) are read from the problem. Explicit (no
     Newton); ``sol.eta`` is M⁻¹p; ``sol.lam`` is None."""
 

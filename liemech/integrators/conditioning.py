@@ -1,4 +1,5 @@
-"""The condition number of a discrete-gradient scheme's Newton matrix (paper 001 §4, Fig. 4)."""
+"""The condition number of a discrete-gradient scheme's Newton matrix (Leyendecker, Betsch & Steinmann
+2004, §4.1, Fig. 4)."""
 
 from typing import Literal, TypeVar, cast
 

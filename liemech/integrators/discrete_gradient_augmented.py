@@ -1,4 +1,5 @@
-"""The energy-conserving augmented-Lagrange scheme of paper 001 (eqs. (29)–(31)): per step, solve
+"""The energy-conserving augmented-Lagrange scheme of Leyendecker, Betsch & Steinmann (2004,
+eqs. (29)–(31)): per step, solve
 the penalty subproblem with P = ⟨λᵏ, g⟩ + μ|g|² for (q₁ᵏ, p₁ᵏ), then update λᵏ⁺¹ = λᵏ + 2μ g(q₁ᵏ)
 (Uzawa) until |g(q₁ᵏ)|∞ ≤ tol. Each subproblem conserves its augmented Hamiltonian; the iterates
 tend to the Lagrange-multiplier step (Prop. 3.5).

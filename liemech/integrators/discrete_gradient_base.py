@@ -1,6 +1,6 @@
-"""What the energy-conserving schemes of paper 001 share: the problems they take, H = ½pᵀM⁻¹p + U(q)
-on Rⁿ with constant M and holonomic constraints g(q) = 0, their traits, and the size of their step
-equations, which sets Newton's round-off level.
+"""What the energy-conserving schemes of Leyendecker, Betsch & Steinmann (2004) share: the problems
+they take, H = ½pᵀM⁻¹p + U(q) on Rⁿ with constant M and holonomic constraints g(q) = 0, their
+traits, and the size of their step equations, which sets Newton's round-off level.
 
 Every scheme writes its step equations once, with ``jax.numpy``, from U and g; their derivatives
 and Newton's Jacobian come from automatic differentiation.
@@ -31,10 +31,10 @@ class StepEquations(Protocol):
 
 
 class EnergyConservingMethod(CompiledMethod):
-    """A discrete-gradient method of paper 001: second order, energy-conserving, not symplectic, on
-    Rⁿ with constant mass and holonomic constraints. Momentum maps are not conserved in general:
-    the generic Gonzalez quotient S (y − x) is not equivariant (they are when U and g are quadratic,
-    where S vanishes, as in the paper's examples)."""
+    """A discrete-gradient method of Leyendecker, Betsch & Steinmann (2004): second order,
+    energy-conserving, not symplectic, on Rⁿ with constant mass and holonomic constraints. Momentum
+    maps are not conserved in general: the generic Gonzalez quotient S (y − x) is not equivariant
+    (they are when U and g are quadratic, where S vanishes, as in the paper's examples)."""
 
     exact_constraint = True
     """Whether g(q_{n+1}) = 0 holds to round-off (not for the penalty and augmented-Lagrange schemes)."""

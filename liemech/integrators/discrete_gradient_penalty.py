@@ -1,4 +1,5 @@
-"""The energy-conserving penalty scheme of paper 001 (eq. (24) in the form of eq. (39)) for
+"""The energy-conserving penalty scheme of Leyendecker, Betsch & Steinmann (2004, eq. (24) in the
+form of eq. (39)) for
 H = ½pᵀM⁻¹p + U(q) + μ|g(q)|² on Rⁿ:
 
     (q₁ − q₀)/h = M⁻¹p_{½}

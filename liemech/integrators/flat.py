@@ -1,5 +1,6 @@
-"""What the embedded-coordinate schemes of papers 001 and 002 share: problems on Rⁿ, checked once,
-and the state of an unconstrained scheme at a node."""
+"""What the embedded-coordinate schemes of Leyendecker, Betsch & Steinmann (2004) and
+Rojas-Quintero, Dubois & Jourdan (2025) share: problems on Rⁿ, checked once, and the state of an
+unconstrained scheme at a node."""
 
 from abc import abstractmethod
 from typing import Any, Final, NamedTuple, TypeVar, cast
@@ -19,16 +20,17 @@ P = TypeVar("P")
 
 
 UNCONSTRAINED_RN: Final = Scope(groups="Rn", holonomic="refused", nonholonomic="refused")
-"""The problems of the paper-002 schemes: any Lagrangian on Rⁿ, without constraints."""
+"""The problems of the schemes of Rojas-Quintero, Dubois & Jourdan (2025): any Lagrangian on Rⁿ,
+without constraints."""
 
 CONSTRAINED_RN: Final = Scope(groups="Rn", holonomic="required", nonholonomic="refused", inertia="constant")
-"""The problems of the schemes of papers 000, 001 and 003: ½vᵀMv − V(q) on Rⁿ with constant M and
-holonomic constraints."""
+"""The problems of the schemes of Kinon, Betsch & Schneider (2023) and Leyendecker, Betsch &
+Steinmann (2004): ½vᵀMv − V(q) on Rⁿ with constant M and holonomic constraints."""
 
 
 class UnconstrainedRnMethod(CompiledMethod):
-    """A compiled method for unconstrained problems on Rⁿ (paper 002); other problems get a clear
-    error."""
+    """A compiled method for unconstrained problems on Rⁿ (Rojas-Quintero, Dubois & Jourdan 2025);
+    other problems get a clear error."""
 
     @property
     def scope(self) -> Scope:
@@ -49,7 +51,7 @@ def rn_lagrangian(problem: Problem[P]) -> Lagrangian[jax.Array]:
 
 
 class FlatCarry(NamedTuple):
-    """The state of a paper-002 scheme at a node: q_j, p_j, q̇_j and no multipliers."""
+    """The state of an unconstrained scheme at a node: q_j, p_j, q̇_j and no multipliers."""
 
     g: jax.Array
     mu: jax.Array

@@ -1,8 +1,8 @@
-"""What the GGL schemes of papers 000/003 share (spec 000 §B.0, §B.10): L = ½vᵀMv − V(q) on Rⁿ with
+"""What the GGL schemes of Kinon, Betsch & Schneider (2023) share: L = ½vᵀMv − V(q) on Rⁿ with
 constant M and holonomic constraints g(q) = 0 (Jacobian G, Hessians D²g_k), one Newton solve per
 step on the stacked unknowns x = (q_{n+1}, p_{n+1}, [v], multipliers), and the papers' initial guesses.
 
-Sign of λ: liemech's plus sign (DESIGN.md), ṗ = −∇V + Gᵀλ, so ``λ = −λ_paper``; γ keeps the
+Sign of λ: liemech's plus sign (docs/conventions.md), ṗ = −∇V + Gᵀλ, so ``λ = −λ_paper``; γ keeps the
 paper's sign (it multiplies the secondary constraint g^v = G M⁻¹p in the GGL functional (33)).
 
 The step equations are written once, with ``jax.numpy``, from V, g and their automatic derivatives
@@ -29,13 +29,14 @@ from liemech.types import VectorLike
 P = TypeVar("P")
 
 InitialGuess = Literal["simple", "advanced"]
-"""Newton's starting point (spec 000 §B.10): "simple" is the previous step's complete solution
-(multipliers and velocity included; zeros for the multipliers in the first step) with q_{n+1} ← qⁿ;
-"advanced" the same with q_{n+1} ← qⁿ + h vⁿ (vⁿ the scheme's stored velocity, else M⁻¹pⁿ)."""
+"""Newton's starting point (as in metis, the code of Kinon, Betsch & Schneider 2023): "simple" is
+the previous step's complete solution (multipliers and velocity included; zeros for the multipliers
+in the first step) with q_{n+1} ← qⁿ; "advanced" the same with q_{n+1} ← qⁿ + h vⁿ (vⁿ the scheme's
+stored velocity, else M⁻¹pⁿ)."""
 
 
 class GGLMethod(CompiledMethod):
-    """A scheme of paper 000 on Rⁿ with constant mass and holonomic constraints.
+    """A scheme of Kinon, Betsch & Schneider (2023) on Rⁿ with constant mass and holonomic constraints.
 
     ``newton`` defaults to full Newton iterated to round-off; ``NewtonOptions.metis()`` is the
     papers' protocol. ``initial_guess`` is "advanced" (an explicit predictor) or "simple"."""

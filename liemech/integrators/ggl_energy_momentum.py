@@ -1,6 +1,7 @@
-"""Energy–momentum schemes with Gonzalez discrete derivatives D̄ (spec 000 §B.7, §B.7a).
+"""Energy–momentum schemes with Gonzalez discrete derivatives D̄ (Kinon, Betsch & Schneider 2023,
+§5 and §6.3).
 
-EM, the GGL energy–momentum scheme (paper 000 eq. (84)), for constant M (v = M⁻¹p eliminated):
+EM, the GGL energy–momentum scheme (ibid., eq. (84)), for constant M (v = M⁻¹p eliminated):
 
     q^{n+1} − qⁿ = h M⁻¹p^{n+½} + h (D̄_p g^v)ᵀγ                                   (84a, c)
     p^{n+1} − pⁿ = −h D̄V + h D̄gᵀλ − h (D̄_q g^v)ᵀγ                                 (84b)
@@ -9,9 +10,9 @@ EM, the GGL energy–momentum scheme (paper 000 eq. (84)), for constant M (v = M
 EM-G, Gonzalez's 1999 scheme, drops γ and the secondary constraint (84e). λ has liemech's plus
 sign (λ = −λ_paper). D̄ is the Gonzalez discrete derivative f ↦ ∇f(mid) + S(Δ)Δ (exact:
 D̄f·Δ = f(y) − f(x)): D̄g row by row over Δq, D̄g^v over Δz = (Δq, Δp); both reduce to the midpoint
-forms (000 eq. (99)) for quadratic constraints, where S vanishes. D̄V is the generic Gonzalez formula,
+forms (ibid., eq. (99)) for quadratic constraints, where S vanishes. D̄V is the generic Gonzalez formula,
 or the invariant form (126) of a ``QuadraticInvariantPotential``, which also conserves the momentum
-maps of the symmetries that leave its invariants unchanged (the generic one need not, spec §B.7).
+maps of the symmetries that leave its invariants unchanged (the generic one need not).
 Both schemes conserve H = ½pᵀM⁻¹p + V to round-off (given consistent data), are second order in q
 and p and first order in λ, and are not symplectic; they conserve momentum maps only with
 ``invariants`` (``traits.conserves_momentum_maps`` says which).
@@ -73,8 +74,8 @@ class _EnergyMomentumMethod(GGLMethod):
 
 
 class GGLEnergyMomentum(_EnergyMomentumMethod):
-    """EM (paper 000 eq. (84)): both constraints at every node, energy conserved, and the momentum
-    maps of the invariants' symmetries when ``invariants`` is given.
+    """EM (Kinon, Betsch & Schneider 2023, eq. (84)): both constraints at every node, energy
+    conserved, and the momentum maps of the invariants' symmetries when ``invariants`` is given.
 
     ``invariants``: the potential written through quadratic invariants, for the invariant discrete
     gradient (126); the generic Gonzalez formula otherwise. ``sol.eta`` is M⁻¹p, ``sol.lam[k]`` the
@@ -85,10 +86,9 @@ class GGLEnergyMomentum(_EnergyMomentumMethod):
 
 
 class GonzalezEnergyMomentum(_EnergyMomentumMethod):
-    """EM-G (Gonzalez 1999; paper 000 §6.3): primary constraints only, energy conserved (momentum
-    maps only with ``invariants``);
-    the secondary constraint G M⁻¹p = 0 is not enforced. ``invariants``, ``sol.eta`` and ``sol.lam``
-    as for GGLEnergyMomentum."""
+    """EM-G (Gonzalez 1999; Kinon, Betsch & Schneider 2023, §6.3): primary constraints only, energy
+    conserved (momentum maps only with ``invariants``); the secondary constraint G M⁻¹p = 0 is not
+    enforced. ``invariants``, ``sol.eta`` and ``sol.lam`` as for GGLEnergyMomentum."""
 
     secondary = False
 

@@ -1,4 +1,4 @@
-"""The one-stage θ-methods of the GGL principle (paper 000 §4.3, eq. (76); spec 000 §B.3–B.5),
+"""The one-stage θ-methods of the GGL principle (Kinon, Betsch & Schneider 2023, §4.3, eq. (76)),
 q^{n+θ} = (1 − θ)qⁿ + θq^{n+1}, p^{n+1−θ} = θpⁿ + (1 − θ)p^{n+1}, G_θ = G(q^{n+θ}),
 T_θ = Σ_k γ_k D²g_k(q^{n+θ}), C the discrete constraint force matrix:
 
@@ -31,7 +31,8 @@ P = TypeVar("P")
 
 
 class GGLThetaA(GGLMethod):
-    """VI-A(θ), Option A: constraints evaluated at q^{n+θ} (paper 000 eq. (79)), θ ∈ (0, 1).
+    """VI-A(θ), Option A: constraints evaluated at q^{n+θ} (Kinon, Betsch & Schneider 2023,
+    eq. (79)), θ ∈ (0, 1).
 
     ``sol.eta`` is the scheme's v^{n+1}; ``sol.lam`` is None. Per step (row i of ``sol.extras``, the
     step t_i → t_{i+1}): "lam" λⁱ and "gamma" γⁱ, which belong to the whole interval.
@@ -54,7 +55,8 @@ class GGLThetaA(GGLMethod):
 
 
 class GGLThetaB(GGLMethod):
-    """VI-B(θ, ϑ), Option B: trapezoidal constraint evaluation (paper 000 eq. (82)),
+    """VI-B(θ, ϑ), Option B: trapezoidal constraint evaluation (Kinon, Betsch & Schneider 2023,
+    eq. (82)),
     θ ∈ [0, 1], ϑ ∈ (0, 1]; the defaults θ = 1, ϑ = ½ are the paper's scheme (83).
 
     ``sol.eta`` is the scheme's v^{n+1}; ``sol.lam`` is None; ``sol.extras`` as for GGLThetaA.

@@ -1,12 +1,12 @@
-"""VI-S, the first-order GGL variational integrator (paper 000 eq. (55) = paper 003 eq. (41),
-spec 000 §B.1), with q̄ = qⁿ + h vⁿ and T̄ = Σ_k γ_k^{n+1} D²g_k(q̄):
+"""VI-S, the first-order GGL variational integrator (Kinon, Betsch & Schneider 2023, eq. (55) = eq.
+(41) of their GGL conference paper), with q̄ = qⁿ + h vⁿ and T̄ = Σ_k γ_k^{n+1} D²g_k(q̄):
 
     q^{n+1} − qⁿ = h vⁿ + h M⁻¹G(q̄)ᵀγ^{n+1}                                    (55a)
     p^{n+1} − pⁿ = −h ∇V(qⁿ) + h G(qⁿ)ᵀλⁿ − h T̄ M⁻¹p^{n+1}                      (55b)
     M vⁿ = (I + h T̄ M⁻¹) p^{n+1}                                               (55c)
     g(q^{n+1}) = 0,   G(q̄) M⁻¹p^{n+1} = 0                                      (55d, e)
 
-(λ with liemech's plus sign, λ = −λ_paper; 003 (41b) misprints p^{n+1} as pⁿ.) Unknowns
+(λ with liemech's plus sign, λ = −λ_paper; the conference paper's (41b) misprints p^{n+1} as pⁿ.) Unknowns
 (q^{n+1}, p^{n+1}, vⁿ, λⁿ, γ^{n+1}): 3n + 2m. It generalises symplectic Euler: first order,
 symplectic on constrained variations, conserves momentum maps, not energy; g holds at the nodes,
 the secondary constraint only at q̄.
@@ -26,7 +26,7 @@ P = TypeVar("P")
 
 
 class GGLVariationalEuler(GGLMethod):
-    """VI-S (paper 000 eq. (55)).
+    """VI-S (Kinon, Betsch & Schneider 2023, eq. (55)).
 
     ``sol.eta`` is M⁻¹p (the scheme's velocity vⁿ is staggered); ``sol.lam`` is None. Per step
     (row i of ``sol.extras``, the step t_i → t_{i+1}): "velocity" vⁱ and "lam" λⁱ, which belong to

@@ -1,4 +1,5 @@
-"""The implicit-midpoint variational integrator of paper 002 (Appendix B, corrected):
+"""The implicit-midpoint variational integrator of Rojas-Quintero, Dubois & Jourdan (2025,
+Appendix B, corrected):
 L_d(q_ℓ, q_r) = h ℓ((q_ℓ + q_r)/2, (q_r − q_ℓ)/h), so with q_m = (q_j + q)/2 and g = (q − q_j)/h,
     p − p_j − h f(q_m, g) = 0,     μ(q_m, g) − (p + p_j)/2 = 0        (18as)
 (for ℓ = ½q̇ᵀMq̇ − V: f = ½Q(q_m, g) − ∇V(q_m), μ = M(q_m) g). Second order, symplectic.

@@ -1,4 +1,4 @@
-"""Classical explicit RK4 on Rⁿ, the baseline of paper 002, in two forms:
+"""Classical explicit RK4 on Rⁿ, the baseline of Rojas-Quintero, Dubois & Jourdan (2025), in two forms:
 
 - ``"canonical"`` (default): y = (q, p), q̇ = ∂h/∂p = v(q, p), ṗ = f(q, v) (for ℓ = ½q̇ᵀMq̇ − V:
   q̇ = M⁻¹p, ṗ = ½ q̇ᵀ∇M q̇ − ∇V). Conserves momenta conjugate to cyclic coordinates exactly.

@@ -1,5 +1,5 @@
-"""The Simpson variational integrator of paper 002: quadratic finite elements on nodes q_j,
-q_{j+1/2}, q_{j+1} and Simpson's quadrature (eqs. (3)–(6)),
+"""The Simpson variational integrator of Rojas-Quintero, Dubois & Jourdan (2025): quadratic finite
+elements on nodes q_j, q_{j+1/2}, q_{j+1} and Simpson's quadrature (eqs. (3)–(6)),
 L_d = h/6 [ℓ(q_ℓ, g_ℓ) + 4ℓ(q_m, g_m) + ℓ(q_r, g_r)], with the nodal velocities
 g_ℓ = (−3q_ℓ + 4q_m − q_r)/h, g_m = (q_r − q_ℓ)/h, g_r = (q_ℓ − 4q_m + 3q_r)/h.
 

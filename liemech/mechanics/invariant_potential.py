@@ -1,5 +1,5 @@
 """Potentials written through quadratic invariants, V(q) = Σ_i Ṽ_i(π_i(q)) with
-π_i(q) = qᵀA_i q + b_iᵀq on Rⁿ (paper 000 eqs. (122)–(126), spec §B.7), and their
+π_i(q) = qᵀA_i q + b_iᵀq on Rⁿ (Kinon, Betsch & Schneider 2023, eqs. (122)–(126)), and their
 invariant-based (Greenspan/Gonzalez) discrete gradient
 
     D̄V(x, y) = Σ_i [Ṽ_i(π_i(y)) − Ṽ_i(π_i(x))] / [π_i(y) − π_i(x)] · ∇π_i((x + y)/2)      (126)

@@ -1,6 +1,7 @@
 """Momentum maps of configurations q = (q₁, …, q_k) ∈ R³ᵏ stacked from 3-vectors (particles, a
 centre of mass and directors) with momenta p = (p₁, …, p_k): the symmetries are the rotations and
-translations acting on every block (paper 000 eqs. (105)–(107), (118)–(121))."""
+translations acting on every block (Kinon, Betsch & Schneider 2023, eqs. (105)–(107),
+(118)–(121))."""
 
 import numpy as np
 

@@ -32,7 +32,7 @@ class NewtonOptions:
     applies one last update. With a number, it stops as soon as ‖r‖∞ ≤ tol (the papers' protocol
     is ``NewtonOptions.papers()``: tol 1e-9, at most 40 iterations). ``update_after_check``
     applies the update once more in the iteration whose residual passed ``tol`` and counts that
-    iteration, as the metis code of papers 000/003 does (``NewtonOptions.metis()``).
+    iteration, as metis, the code of Kinon, Betsch & Schneider (2023), does (``NewtonOptions.metis()``).
 
     ``jacobian="first"`` (the default) factorises the Jacobian once per step, at the starting
     guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate."""
@@ -62,9 +62,9 @@ class NewtonOptions:
 
     @classmethod
     def metis(cls) -> "NewtonOptions":
-        """The protocol of papers 000/003 (spec 000 §B.10): ‖r‖∞ ≤ 1e-9 checked before each full
-        Newton update, the update also applied (and counted) in the checking iteration, at most
-        40 iterations; the regression iteration counts of spec 000 §D use it."""
+        """The protocol of Kinon, Betsch & Schneider (2023) and their code metis: ‖r‖∞ ≤ 1e-9
+        checked before each full Newton update, the update also applied (and counted) in the
+        checking iteration, at most 40 iterations; the iteration counts of their §6 use it."""
         return cls(tol=1e-9, max_iterations=40, jacobian="every", update_after_check=True)
 
 

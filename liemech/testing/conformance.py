@@ -2,7 +2,7 @@
 
 Every check compares with an independent truth: a five-point central finite difference,
 automatic differentiation (``jax.jacfwd``) of τ and of dτ, an algebraic identity, scipy's matrix
-exponential, or the power series of d^L exp in ad_ξ (spec 004-Lie §1.7(b)). The autodiff
+exponential, or the power series of d^L exp in ad_ξ. The autodiff
 references need the retraction's operations to be traceable, as the compiled integrators do.
 Each returns a ConformanceReport and, by default, raises ConformanceError naming every failed
 check with its measured defect.
@@ -125,7 +125,7 @@ def check_group(
 
 
 def dexp_series(ad_xi: Matrix) -> Matrix:
-    """d^L exp_ξ = Σ_k (−ad_ξ)^k/(k+1)! (spec 004-Lie §1.7(b))."""
+    """d^L exp_ξ = Σ_k (−ad_ξ)^k/(k+1)!."""
     n = ad_xi.shape[0]
     term, total = np.eye(n), np.eye(n)
     for k in range(1, _SERIES_TERMS):
@@ -148,7 +148,7 @@ def dexp_inv_series(ad_xi: Matrix) -> Matrix:
 
 def ddexp_series(group: LieGroup[P], xi: Vector, eta: Vector) -> Matrix:
     """ddτ for exp: (d^L exp_ξ)⁻¹ Σ_{k≥1} (−1)^k/(k+1)! Σ_j ad_ξ^j ad_δ ad_ξ^{k−1−j} η as a matrix in δ,
-    using ad_δ x = −ad(x) δ (spec 004-Lie §1.7(b))."""
+    using ad_δ x = −ad(x) δ."""
     ad_xi = group.ad(xi)
     n = ad_xi.shape[0]
     powers = [np.eye(n)]

@@ -1,6 +1,7 @@
-"""Numerical symplecticity of any one-step map Ψ: R²ᵈ → R²ᵈ, z = (q, p) (spec 000 §A.3, §B.8).
+"""Numerical symplecticity of any one-step map Ψ: R²ᵈ → R²ᵈ, z = (q, p) (Kinon, Betsch & Schneider
+2023, §2.2.3 and §3.2.3).
 
-The symplectic form, with the papers' sign (spec 000 §A.3, 003 (12)), is
+The symplectic form, with the sign of Kinon, Betsch & Schneider (GGL conference paper, eq. (12)), is
 
     ω(ξ, η) = ξ_p·η_q − ξ_q·η_p = ξᵀ 𝕁⁻¹ η,    𝕁⁻¹ = [[0, −I], [I, 0]],
 
@@ -115,12 +116,12 @@ def symplecticity_defect(jacobian: Matrix, variations: Matrix) -> float:
 
         max_ij |ω(Aξᵢ, Aξⱼ) − ω(ξᵢ, ξⱼ)| / max_ij |ω(ξᵢ, ξⱼ)|.
 
-    The normalisation is the size of the quantity being conserved on the same variations (as in
-    spec 000 §B.8), so the defect does not depend on how the variations are scaled, and a map
-    Ψ = c·id has defect |c² − 1| whatever the variations. A symplectic map gives ~1e-15 with an
-    exact Jacobian; the floor grows like eps·‖A‖²·|ξ|²/max|ω(ξᵢ, ξⱼ)| plus the Jacobian's own error
-    (~1e-13 from ``one_step_jacobian``). ω vanishes identically on an isotropic set (for instance
-    variations of q only), where no relative defect exists: that raises ValueError.
+    The normalisation is the size of the quantity being conserved on the same variations, so the
+    defect does not depend on how the variations are scaled, and a map Ψ = c·id has defect |c² − 1|
+    whatever the variations. A symplectic map gives ~1e-15 with an exact Jacobian; the floor grows
+    like eps·‖A‖²·|ξ|²/max|ω(ξᵢ, ξⱼ)| plus the Jacobian's own error (~1e-13 from
+    ``one_step_jacobian``). ω vanishes identically on an isotropic set (for instance variations of q
+    only), where no relative defect exists: that raises ValueError.
 
     ``jacobian`` is (2d, 2d) with z = (q, p); ``variations`` is (2d, k) with k ≥ 2.
     """
