@@ -23,6 +23,9 @@ _set: Callable[[str, object], None] = jax.config.update  # jax.config is untyped
 
 _set("jax_enable_x64", True)
 
+CACHE_MAX_BYTES = 4 * 2**30
+"""Bound of the on-disk compilation cache (least recently used entries are evicted)."""
+
 
 def _enable_compilation_cache() -> None:
     if getattr(jax.config, "jax_compilation_cache_dir", None):  # the user's choice wins
@@ -33,6 +36,9 @@ def _enable_compilation_cache() -> None:
     _set("jax_compilation_cache_dir", directory)
     # Steps compile in 0.1–5 s; caching only those above jax's default 1 s would miss most.
     _set("jax_persistent_cache_min_compile_time_secs", 0.1)
+    # A size bound makes jax lock the directory around every read and write, so that processes
+    # sharing it (Dask workers, pytest-xdist) never read an entry another one is still writing.
+    _set("jax_compilation_cache_max_size", CACHE_MAX_BYTES)
 
 
 _enable_compilation_cache()

@@ -368,8 +368,10 @@ def test_generic_discrete_gradient_conserves_energy_but_not_angular_momentum() -
 # ---------------------------------------------------------------- symplecticity (spec §B.8)
 
 
-def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -> tuple[float, float, float]:
-    """Defects of dq∧dp on random, constrained (G dq = 0) and tangent variations after 3 steps."""
+def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float,
+                     cross_check: bool = False) -> tuple[float, float, float]:
+    """Defects of dq∧dp on random, constrained (G dq = 0) and tangent variations after 3 steps;
+    with ``cross_check`` the autodiff Jacobian is first compared with finite differences."""
     c, n = problem.holonomic, problem.group.dim
     assert c is not None and isinstance(problem.system, lm.MechanicalSystem)
     assert problem.system.constant_inertia is not None
@@ -391,8 +393,8 @@ def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -
         return jnp.concatenate([jnp.asarray(node.g), node.mu])
 
     D = np.asarray(jax.jit(jax.jacfwd(psi))(z), dtype=np.float64)
-    assert np.allclose(D, one_step_jacobian(black_box, z, step=1e-3),
-                       rtol=0.0, atol=1e-8 * np.max(np.abs(D)))  # the black-box check agrees
+    if cross_check:  # the black-box check agrees
+        assert np.allclose(D, one_step_jacobian(black_box, z, step=1e-3), rtol=0.0, atol=1e-8 * np.max(np.abs(D)))
     G = c.trivialised_jacobian(problem.group, q)
     Gv_q = np.einsum("kab,b->ka", c.trivialised_hessians(problem.group, q), M_inv @ p)
     rng = np.random.default_rng(7)
@@ -404,7 +406,7 @@ def one_step_defects(problem: lm.Problem[Vector], method: lm.Method, h: float) -
 @pytest.mark.parametrize(("case", "h"), [("pendulum", 0.05), ("particles", 0.05), ("top", 0.002)])
 def test_symplecticity_defects(case: str, h: float) -> None:
     problem = {"pendulum": PENDULUM.problem(), "particles": PARTICLES.problem(), "top": TOP.problem()}[case]
-    a = one_step_defects(problem, lm.GGLThetaA(), h)
+    a = one_step_defects(problem, lm.GGLThetaA(), h, cross_check=True)
     assert max(a) < 1e-12  # on all of R^{2d}
     for method in (lm.GGLVariationalEuler(), lm.GGLThetaB()):
         random, constrained, tangent = one_step_defects(problem, method, h)
