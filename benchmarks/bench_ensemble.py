@@ -2,8 +2,9 @@
 
 The chaotic nonholonomic system (n = 7) with nonholonomic Lobatto-2, h = 0.1, 100 steps per
 member, for 1, 10, 100 and 1000 members: a loop of ``integrate`` (problems built beforehand),
-the local ensemble (batches on every core), and the ensemble on a Dask LocalCluster of two worker
-processes. Times are after compilation (each configuration is run once to warm up).
+the ensemble in this process, in one worker process per core (``workers=-1``), and on a Dask
+LocalCluster of two worker processes. Times are after compilation and after the worker processes
+started (each configuration is run once to warm up; the first start of the local pool is printed).
 
 Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ensemble.py [--no-dask]
 """
@@ -23,6 +24,7 @@ from liemech.systems import ChaoticNonholonomic  # noqa: E402
 SYSTEM = ChaoticNonholonomic()
 METHOD = lm.VPRK(lm.lobatto(2))
 H, STEPS = 0.1, 100
+CORES = len(os.sched_getaffinity(0))
 LOOP_LIMIT = 100  # the loop's rate is per member; longer loops only take longer
 
 
@@ -42,8 +44,9 @@ def main() -> None:
         from distributed import Client, LocalCluster
 
         client = Client(LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None))
-    print(f"chaotic nonholonomic system, {METHOD.name}, h = {H}, {STEPS} steps per member")
-    print(f"{'members':>8} {'loop steps/s':>13} {'local steps/s':>14} {'× loop':>7} {'dask steps/s':>13} {'× loop':>7}")
+    print(f"chaotic nonholonomic system, {METHOD.name}, h = {H}, {STEPS} steps per member, {CORES} cores")
+    print(f"{'members':>8} {'loop steps/s':>13} {'1 process':>10} {'× loop':>7} {f'{CORES} processes':>12} "
+          f"{'× loop':>7} {'dask':>10} {'× loop':>7}")
     for count in (1, 10, 100, 1000):
         problems = [SYSTEM.problem(j, count) for j in range(count + 1)][:count]
         initial = (np.stack([p.g0 for p in problems]), np.stack([p.eta0 for p in problems]))
@@ -52,18 +55,20 @@ def main() -> None:
         loop = best_of(lambda: [lm.integrate(p, METHOD, H, n_steps=STEPS) for p in looped], 1)
         loop_rate = len(looped) * STEPS / loop
 
-        def ensemble(on: object) -> lm.Ensemble[lm.Vector]:
+        def ensemble(on: object = None, workers: int = 1) -> lm.Ensemble[lm.Vector]:
             return lm.integrate_ensemble(problems[0], METHOD, H, n_steps=STEPS, initial=initial,
-                                         client=on)  # type: ignore[arg-type]
+                                         client=on, workers=workers)  # type: ignore[arg-type]
 
-        ensemble(None)
-        local_rate = count * STEPS / best_of(lambda: ensemble(None))
-        row = f"{count:8d} {loop_rate:13.0f} {local_rate:14.0f} {local_rate / loop_rate:7.1f}"
-        if client is not None:
-            ensemble(client)
-            dask_rate = count * STEPS / best_of(lambda: ensemble(client))
-            row += f" {dask_rate:13.0f} {dask_rate / loop_rate:7.1f}"
+        row = f"{count:8d} {loop_rate:13.0f}"
+        for on, workers in [(None, 1), (None, -1)] + ([(client, 1)] if client is not None else []):
+            started = time.perf_counter()
+            ensemble(on, workers)
+            if workers == -1 and count == 1:
+                first_start = time.perf_counter() - started
+            rate = count * STEPS / best_of(lambda: ensemble(on, workers))
+            row += f" {rate:{12 if workers == -1 else 10}.0f} {rate / loop_rate:7.1f}"
         print(row)
+    print(f"first call with workers=-1 (starting the processes, compiling from the disk cache): {first_start:.1f} s")
     if client is not None:
         client.close()
 

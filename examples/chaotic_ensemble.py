@@ -3,7 +3,8 @@ energy sheet E = 3.06): the mean squared energy error over an ensemble of J + 1 
 scaled by h⁴ (Lobatto-2) and h⁸ (Lobatto-3) so the curves for h = 0.2 and 0.1 collapse.
 
 Each study is one ``lm.integrate_ensemble`` call: the members are batched into one compiled
-function and the batches run on every core, with a progress bar on stderr. Pass
+function and the batches run in one worker process per core (``workers=-1``), with a progress
+bar on stderr. Pass
 ``--dask`` to run them on a local Dask cluster instead (``pip install 'liemech[dask]'``).
 
 Run: .venv/bin/python examples/chaotic_ensemble.py [--members 65] [--dask]
@@ -46,7 +47,8 @@ def main() -> None:
     for s, p in ((2, 4), (3, 8)):
         for h in (0.2, 0.1):
             ensemble = lm.integrate_ensemble(members[0], lm.VPRK(lm.lobatto(s)), h, T, initial=initial,
-                                             observables={"energy": energy}, client=client, progress=True)
+                                             observables={"energy": energy}, client=client,
+                                             workers=1 if client is not None else -1, progress=True)
             for failure in ensemble.failures():
                 print(f"  member {failure.member} stopped: {failure.error}")
             E = ensemble.observables["energy"][ensemble.converged]

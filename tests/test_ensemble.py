@@ -111,10 +111,29 @@ def test_bad_ensembles_are_refused_by_name() -> None:
     off[2, 0] = 0.1  # violates v₁ + Σ q_i v_i = 0
     with pytest.raises(ValueError, match="inconsistent initial data of 1 of 9 members .first: member 2"):
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=(g0s, off))
+    for workers in (0, -2, 1.5, True):
+        with pytest.raises(ValueError, match=r"workers must be a positive integer or -1 \(every core\)"):
+            lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=(g0s, eta0s),
+                                  workers=workers)  # type: ignore[arg-type]
     for name, value in (("batch_size", 0), ("batch_size", 1.5), ("store_every", -1)):
         with pytest.raises(ValueError, match=f"{name} must be a positive integer"):
             lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=(g0s, eta0s),
                                   **{name: value})  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_in_process_numbers(chaotic: lm.Ensemble[lm.Vector]) -> None:
+    spread = lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=_stacked(MEMBERS),
+                                   batch_size=BATCH, workers=2)
+    assert spread.g is not None and chaotic.g is not None and spread.lam is not None and chaotic.lam is not None
+    assert np.max(np.abs(spread.g - chaotic.g)) <= 1e-13
+    assert np.max(np.abs(spread.lam - chaotic.lam)) <= 1e-12
+    with pytest.raises(TypeError, match="by pickle, which failed"):
+        lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=_stacked(MEMBERS), batch_size=BATCH,
+                              workers=2, observables={"q1": lambda system, g, mu, eta: g[0]})
+    with pytest.raises(ValueError, match="either client= or workers="):
+        lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=_stacked(MEMBERS), workers=2,
+                              client=object())  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

@@ -2,8 +2,8 @@
 
 ``integrate_ensemble`` runs every member with the same method and step: members are batched with
 ``jax.vmap`` into one compiled function of a whole batch; the batches run one after the other in
-this process (XLA spreads a batch's larger operations over the cores), or side by side on the
-workers of a Dask cluster (``client=``). A member whose Newton solve fails keeps its last node and
+this process, side by side in worker processes on this machine (``workers=``), or on the workers
+of a Dask cluster (``client=``). A member whose Newton solve fails keeps its last node and
 is reported with its step and time; the others run on.
 """
 
@@ -12,22 +12,28 @@ import uuid
 import weakref
 from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Executor, Future, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Final, Generic, NamedTuple, Protocol, SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.tree_util import PyTreeDef
 from jax.typing import ArrayLike
 from numpy.typing import NDArray
 
 from liemech.integrators.compiled import CompiledMethod, convergence_error
+from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_count, checked_flag
 from liemech.integrators.integrate import _number_of_steps, checked_step
+from liemech.integrators.local_pool import check_picklable, discard_pool, local_pool, worker_count
 from liemech.integrators.march import March, advance, start_march
 from liemech.integrators.method import Method
 from liemech.integrators.progress import progress_bar
 from liemech.mechanics.lagrangian import Lagrangian
+from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
@@ -57,7 +63,7 @@ class Sweep(Generic[P]):
 class ClusterClient(Protocol):
     """What ``integrate_ensemble`` needs of a ``dask.distributed.Client``."""
 
-    def get_executor(self) -> Executor: ...
+    def get_executor(self, *, pure: bool) -> Executor: ...
 
 
 class MemberFailure(NamedTuple):
@@ -117,6 +123,7 @@ def integrate_ensemble(
     observables: Mapping[str, Observable[P]] | None = None,
     store_every: SupportsIndex = 1,
     batch_size: SupportsIndex | None = None,
+    workers: SupportsIndex = 1,
     client: ClusterClient | None = None,
     progress: bool = False,
 ) -> Ensemble[P]:
@@ -126,8 +133,10 @@ def integrate_ensemble(
     ``integrate(member problem, method, h, …)`` to round-off; nodes t = k·h are stored for k a
     multiple of ``store_every`` and the last. ``observables`` replaces the stored states by named
     values computed at the stored nodes. Batches of ``batch_size`` members (default: all, up to
-    ``MAX_BATCH``) run in this process, or on the workers of a ``dask.distributed`` ``client``.
-    A member whose step fails does not stop the others (``Ensemble.failures``).
+    ``MAX_BATCH``, split evenly between the workers) run in this process, side by side in
+    ``workers`` processes on this machine (−1: one per core; the problem and its functions must then
+    pickle), or on the workers of a ``dask.distributed`` ``client``. A member whose step fails does
+    not stop the others (``Ensemble.failures``).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
@@ -144,7 +153,10 @@ def integrate_ensemble(
         if not callable(observable):
             raise TypeError(f"observables[{name!r}] must be a function (system, g, mu, eta) -> array")
     _check_consistency(problem, g0s, eta0s, members)
-    size = min(members, MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
+    processes = worker_count(workers)
+    if client is not None and processes != 1:
+        raise ValueError(f"give either client= or workers= (got workers={workers!r}): a cluster brings its own workers")
+    size = min(-(-members // processes), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
     build = None if parameters is None else parameters.build
     # Identical ensembles of one system share a token, hence one compilation per process.
     key = ("ensemble", method.cache_key, problem.holonomic, problem.nonholonomic, problem.force, step_size, n, every,
@@ -154,7 +166,16 @@ def integrate_ensemble(
     batches = [_batch(g0s, eta0s, values, start, size) for start in range(0, members, size)]
     with progress_bar(members, "member", progress, method.name) as bar:
         if client is not None:
-            results = _run(client.get_executor(), job, batches, bar.update)
+            # pure=False: every call runs; Dask would otherwise hand back a held result of equal inputs.
+            results = _run(client.get_executor(pure=False), job, batches, bar.update)
+        elif processes > 1:
+            check_picklable(job)
+            try:
+                results = _run(local_pool(processes), job, batches, bar.update)
+            except BrokenProcessPool as error:
+                discard_pool(processes)
+                raise RuntimeError(f"a worker process of workers={processes} died ({error}); the pool is "
+                                   "discarded and the next call starts a new one") from error
         else:
             # One batch at a time: two threads running one compiled executable at once were seen to
             # deadlock on XLA's CPU thread pool.
@@ -218,18 +239,27 @@ def _check_consistency(problem: Problem[P], g_leaves: list[NDArray[np.float64]],
     those checked at the problem's g₀."""
     if problem.holonomic is None and problem.nonholonomic is None:
         return
-    structure = jax.tree.structure(problem.g0)
-
-    def defects(leaves: list[jax.Array], eta: jax.Array) -> jax.Array:
-        return constraint_defect(problem, cast(P, jax.tree.unflatten(structure, leaves)), eta)
-
-    defect = np.asarray(jax.jit(jax.vmap(defects))(g_leaves, etas))
+    defect = np.asarray(_compiled_defects(problem.group, problem.holonomic, problem.nonholonomic,
+                                          jax.tree.structure(problem.g0), g_leaves, etas))
     bad = np.flatnonzero(~(defect <= problem.constraint_tol))
     if bad.size:
         raise ValueError(f"inconsistent initial data of {bad.size} of {members} members (first: member "
                          f"{bad[0]}, constraint defect {defect[bad[0]]:.3e} > constraint_tol "
                          f"{problem.constraint_tol:.0e}); project each onto the constraints first "
                          "(lm.project_to_constraints)")
+
+
+def _member_defects(group: LieGroup[P], holonomic: HolonomicConstraint[P] | None,
+                    nonholonomic: NonholonomicConstraint[P] | None, structure: PyTreeDef,
+                    g_leaves: list[jax.Array], etas: jax.Array) -> jax.Array:
+    def defect(leaves: list[jax.Array], eta: jax.Array) -> jax.Array:
+        return constraint_defect(group, holonomic, nonholonomic, cast(P, jax.tree.unflatten(structure, leaves)), eta)
+
+    return jax.vmap(defect)(g_leaves, etas)
+
+
+# Compiled once per group and constraints (static; constraints hashed by identity), not per call.
+_compiled_defects = jax.jit(_member_defects, static_argnums=(0, 1, 2, 3))
 
 
 class _Batch(NamedTuple):

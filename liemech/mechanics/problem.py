@@ -163,17 +163,18 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
     return lam
 
 
-def constraint_defect(problem: "Problem[P]", g: P, eta: ArrayLike) -> jax.Array:
-    """max(|Φ(g)|, |B(g)η| / s, |φ(g, η)| / s) with s = max(1, |η|∞) over the problem's constraints
+def constraint_defect(group: LieGroup[P], holonomic: HolonomicConstraint[P] | None,
+                      nonholonomic: NonholonomicConstraint[P] | None, g: P, eta: ArrayLike) -> jax.Array:
+    """max(|Φ(g)|, |B(g)η| / s, |φ(g, η)| / s) with s = max(1, |η|∞) over the given constraints
     (0 without), traceable: the defect of initial data that ``constraint_tol`` bounds."""
     eta = jnp.asarray(eta, dtype=float)
     scale = jnp.maximum(1.0, jnp.max(jnp.abs(eta)))
     defects = [jnp.zeros(())]
-    if problem.holonomic is not None:
-        velocity = trivialised_jacobian(problem.group, problem.holonomic.phi, g) @ eta
-        defects += [jnp.max(jnp.abs(problem.holonomic.phi(g))), jnp.max(jnp.abs(velocity)) / scale]
-    if problem.nonholonomic is not None:
-        defects.append(jnp.max(jnp.abs(problem.nonholonomic.phi(g, eta))) / scale)
+    if holonomic is not None:
+        velocity = trivialised_jacobian(group, holonomic.phi, g) @ eta
+        defects += [jnp.max(jnp.abs(holonomic.phi(g))), jnp.max(jnp.abs(velocity)) / scale]
+    if nonholonomic is not None:
+        defects.append(jnp.max(jnp.abs(nonholonomic.phi(g, eta))) / scale)
     return jnp.max(jnp.stack(defects))
 
 

@@ -1,0 +1,64 @@
+"""Worker processes on this machine for ensembles: ``workers=`` of ``integrate_ensemble``.
+
+One compiled batch runs on one core (XLA's CPU backend parallelises only large operations, and two
+threads, or two CPU devices, running one step at once were seen to deadlock on its thread pool),
+so the cores are used by processes. They are started with ``spawn`` (``fork`` is unsafe once JAX
+has started its threads), once per size, and kept for later calls: a process imports JAX and
+liemech (about two seconds) and compiles an ensemble once, reading the disk cache when it can.
+"""
+
+import atexit
+import multiprocessing
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+
+from liemech.groups.validation import checked_count
+
+_POOLS: dict[int, ProcessPoolExecutor] = {}
+
+
+def worker_count(workers: object) -> int:
+    """``workers`` as a number of processes: a positive integer, or −1 for every core (as scipy's
+    ``workers``); 1 runs in this process."""
+    try:
+        count = checked_count(workers, "workers", minimum=-1)
+    except ValueError:
+        count = 0
+    if count == -1:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if count < 1:
+        raise ValueError(f"workers must be a positive integer or -1 (every core), got {workers!r}")
+    return count
+
+
+def local_pool(size: int) -> ProcessPoolExecutor:
+    """The pool of ``size`` spawned processes, started on first use and kept."""
+    pool = _POOLS.get(size)
+    if pool is None:
+        pool = _POOLS[size] = ProcessPoolExecutor(size, mp_context=multiprocessing.get_context("spawn"))
+    return pool
+
+
+def discard_pool(size: int) -> None:
+    """Shut down the pool of ``size`` processes (after one of them died) so the next call starts afresh."""
+    pool = _POOLS.pop(size, None)
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def check_picklable(job: object) -> None:
+    """Raise TypeError unless ``job`` (the problem, method, observables and sweep) pickles: worker
+    processes receive it by pickle, which refuses lambdas and functions defined inside others."""
+    try:
+        pickle.dumps(job)
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise TypeError(f"workers > 1 sends the problem, method, observables and parameters to other "
+                        f"processes by pickle, which failed: {error}. Define the functions they use at "
+                        "module level (or use functools.partial), or run with workers=1") from error
+
+
+@atexit.register
+def _shutdown() -> None:
+    for size in list(_POOLS):
+        discard_pool(size)
