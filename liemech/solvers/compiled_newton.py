@@ -76,14 +76,13 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
-    # A simplified Newton step is a product with the inverse: on batches (vmap), XLA's CPU
-    # triangular solves cost several times a matrix-vector product.
-    first_inverse = jnp.linalg.inv(jacobian(x0)) if options.jacobian == "first" else None
+    first_factors = jla.lu_factor(jacobian(x0)) if options.jacobian == "first" else None
 
     def body(state: _Loop) -> _Loop:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
-        dx = first_inverse @ r if first_inverse is not None else jla.lu_solve(jla.lu_factor(jacobian(state.x)), r)
+        factors = first_factors if first_factors is not None else jla.lu_factor(jacobian(state.x))
+        dx = jla.lu_solve(factors, r)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)

@@ -34,7 +34,7 @@ class NewtonOptions:
     applies the update once more in the iteration whose residual passed ``tol`` and counts that
     iteration, as metis, the code of Kinon, Betsch & Schneider (2023), does (``NewtonOptions.metis()``).
 
-    ``jacobian="first"`` (the default) evaluates the Jacobian once per step, at the starting
+    ``jacobian="first"`` (the default) factorises the Jacobian once per step, at the starting
     guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate."""
 
     tol: float | None = None
