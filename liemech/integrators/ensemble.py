@@ -31,8 +31,8 @@ from liemech.integrators.local_pool import check_picklable, discard_pool, local_
 from liemech.integrators.march import March, advance, start_march
 from liemech.integrators.method import Method
 from liemech.integrators.progress import progress_bar
-from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.holonomic import HolonomicConstraint
+from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
 from liemech.solvers.compiled_newton import Status
