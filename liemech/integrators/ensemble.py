@@ -147,15 +147,15 @@ def integrate_ensemble(
     n = _number_of_steps(step_size, t_final, n_steps)
     every = checked_count(store_every, "store_every")
     progress = checked_flag(progress, "progress")
+    processes = worker_count(workers)
+    if client is not None and processes != 1:
+        raise ValueError(f"give either client= or workers= (got workers={workers!r}): a cluster brings its own workers")
     g0s, eta0s, values, members = _members(problem, initial, parameters)
     observed = dict(observables or {})
     for name, observable in observed.items():
         if not callable(observable):
             raise TypeError(f"observables[{name!r}] must be a function (system, g, mu, eta) -> array")
     _check_consistency(problem, g0s, eta0s, members)
-    processes = worker_count(workers)
-    if client is not None and processes != 1:
-        raise ValueError(f"give either client= or workers= (got workers={workers!r}): a cluster brings its own workers")
     size = min(-(-members // processes), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
     build = None if parameters is None else parameters.build
     # Identical ensembles of one system share a token, hence one compilation per process.

@@ -4,10 +4,10 @@ One compiled batch runs on one core (XLA's CPU backend parallelises only large o
 threads, or two CPU devices, running one step at once were seen to deadlock on its thread pool),
 so the cores are used by processes. They are started with ``spawn`` (``fork`` is unsafe once JAX
 has started its threads), once per size, and kept for later calls: a process imports JAX and
-liemech (about two seconds) and compiles an ensemble once, reading the disk cache when it can.
+liemech (about two seconds) and compiles an ensemble once, reading the disk cache when it can;
+concurrent.futures stops them when this process exits.
 """
 
-import atexit
 import multiprocessing
 import os
 import pickle
@@ -56,9 +56,3 @@ def check_picklable(job: object) -> None:
         raise TypeError(f"workers > 1 sends the problem, method, observables and parameters to other "
                         f"processes by pickle, which failed: {error}. Define the functions they use at "
                         "module level (or use functools.partial), or run with workers=1") from error
-
-
-@atexit.register
-def _shutdown() -> None:
-    for size in list(_POOLS):
-        discard_pool(size)
