@@ -79,6 +79,12 @@ class Lagrangian(ABC, Generic[P]):
         return derivative_in_eta(self.momentum, g, eta)
 
     @array_method
+    def mass_solve(self, g: P, eta: ArrayLike, rhs: ArrayLike) -> jax.Array:
+        """M⁻¹ rhs with M = ∂²ℓ/∂η² (g, η) the mass matrix; ``rhs`` a vector or a matrix of columns."""
+        solved: jax.Array = jnp.linalg.solve(self.momentum_d_eta(g, eta), jnp.asarray(rhs, dtype=float))
+        return solved
+
+    @array_method
     def momentum_d_g(self, g: P, eta: ArrayLike) -> jax.Array:
         """ζ ↦ d/dε μ(g τ(εζ), η)|₀."""
         return trivialised_jacobian(self.group, lambda x: self.momentum(x, eta), g)

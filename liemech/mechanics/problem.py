@@ -145,7 +145,6 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
         return None
     group, eta = system.group, jnp.asarray(eta, dtype=float)
     mu = jnp.asarray(system.momentum(g, eta))
-    M = jnp.asarray(system.momentum_d_eta(g, eta))
     drive = (jnp.asarray(group.ad_star(eta, mu)) + jnp.asarray(system.force(g, eta))
              - jnp.asarray(system.momentum_d_g(g, eta)) @ eta)
     if force is not None:
@@ -159,7 +158,12 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
         rows.append(derivative_in_eta(nonholonomic.phi, g, eta))
         rates.append(trivialised_jacobian(group, lambda x: nonholonomic.phi(x, eta), g) @ eta)
     D, rate = jnp.concatenate(rows), jnp.concatenate(rates)
-    lam: jax.Array = -jnp.linalg.solve(D @ jnp.linalg.solve(M, D.T), rate + D @ jnp.linalg.solve(M, drive))
+    m = D.shape[0]
+    solved = jnp.asarray(system.mass_solve(g, eta, jnp.concatenate([D.T, drive[:, None]], axis=1)))
+    schur, right = D @ solved[:, :m], rate + D @ solved[:, m]
+    # One constraint makes D M⁻¹ Dᵀ a number: the steps evaluate λ in every Newton iteration, where
+    # a linear-algebra call would cost more than the division.
+    lam: jax.Array = -(right / schur[0, 0] if m == 1 else jnp.linalg.solve(schur, right))
     return lam
 
 

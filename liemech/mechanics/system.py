@@ -115,9 +115,22 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
 
     @array_method
     def velocity(self, g: P, mu: ArrayLike) -> jax.Array:
+        """η = 𝕀(g)⁻¹ μ."""
+        return self._inertia_solve(g, mu)
+
+    @array_method
+    def mass_solve(self, g: P, eta: ArrayLike, rhs: ArrayLike) -> jax.Array:
+        """𝕀(g)⁻¹ rhs (the mass matrix does not depend on η)."""
+        return self._inertia_solve(g, rhs)
+
+    def _inertia_solve(self, g: P, rhs: ArrayLike) -> jax.Array:
+        # A constant 𝕀 is inverted once: the compiled steps solve with it at every Newton iteration,
+        # and a product costs less than a factorisation.
+        rhs = jnp.asarray(rhs, dtype=float)
         if self._constant_inertia is not None:
-            return jnp.asarray(self._inertia_inv) @ jnp.asarray(mu, dtype=float)
-        return jnp.asarray(jnp.linalg.solve(jnp.asarray(self._inertia_fn(g), dtype=float), jnp.asarray(mu, dtype=float)))
+            return jnp.asarray(self._inertia_inv) @ rhs
+        solved: jax.Array = jnp.linalg.solve(jnp.asarray(self._inertia_fn(g), dtype=float), rhs)
+        return solved
 
     @array_method
     def inertia(self, g: P) -> jax.Array:
