@@ -1,12 +1,16 @@
 """integrate_ensemble: every member equals its own integrate run to round-off (initial states and
 system parameters), failures are per member, a Dask cluster gives the local numbers."""
 
+import os
+import time
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import liemech as lm
+from liemech.integrators.local_pool import local_pool
 from liemech.systems import ChaoticNonholonomic, HeavyTop
 
 CHAOTIC = ChaoticNonholonomic()
@@ -134,6 +138,16 @@ def test_worker_processes_give_the_in_process_numbers(chaotic: lm.Ensemble[lm.Ve
     with pytest.raises(ValueError, match="either client= or workers="):
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=_stacked(MEMBERS), workers=2,
                               client=object())  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda pid: set())(0)) < 2, reason="needs two cores")
+def test_worker_processes_keep_to_cores_of_their_own() -> None:
+    pool = local_pool(2)
+    list(pool.map(time.sleep, [0.3, 0.3]))  # two tasks at once start both processes
+    pids = [process.pid for process in pool._processes.values() if process.pid is not None]
+    cores = [os.sched_getaffinity(pid) for pid in pids]
+    assert len(cores) == 2 and all(len(core) == 1 for core in cores)
+    assert cores[0] != cores[1] and cores[0] | cores[1] <= os.sched_getaffinity(0)
 
 
 @pytest.mark.slow
