@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jla
 
+from liemech.solvers.lu import lu_factor, lu_solve
 from liemech.solvers.newton import EPS, NewtonOptions
 
 
@@ -76,13 +76,13 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
-    first_factors = jla.lu_factor(jacobian(x0)) if options.jacobian == "first" else None
+    first_factors = lu_factor(jacobian(x0)) if options.jacobian == "first" else None
 
     def body(state: _Loop) -> _Loop:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
-        factors = first_factors if first_factors is not None else jla.lu_factor(jacobian(state.x))
-        dx = jla.lu_solve(factors, r)
+        factors = first_factors if first_factors is not None else lu_factor(jacobian(state.x))
+        dx = lu_solve(factors, r)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)
