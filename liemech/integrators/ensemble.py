@@ -65,6 +65,8 @@ class ClusterClient(Protocol):
 
     def get_executor(self, *, pure: bool) -> Executor: ...
 
+    def nthreads(self) -> Mapping[str, int]: ...
+
 
 class MemberFailure(NamedTuple):
     """A member whose run stopped: its index and the error ``integrate`` would have raised."""
@@ -133,10 +135,10 @@ def integrate_ensemble(
     ``integrate(member problem, method, h, …)`` to round-off; nodes t = k·h are stored for k a
     multiple of ``store_every`` and the last. ``observables`` replaces the stored states by named
     values computed at the stored nodes. Batches of ``batch_size`` members (default: all, up to
-    ``MAX_BATCH``, split evenly between the workers) run in this process, side by side in
-    ``workers`` processes on this machine (−1: one per core; the problem and its functions must then
-    pickle), or on the workers of a ``dask.distributed`` ``client``. A member whose step fails does
-    not stop the others (``Ensemble.failures``).
+    ``MAX_BATCH``, split evenly between the workers or the cluster's threads) run in this process,
+    side by side in ``workers`` processes on this machine (−1: one per core; the problem and its
+    functions must then pickle), or on the workers of a ``dask.distributed`` ``client``. A member
+    whose step fails does not stop the others (``Ensemble.failures``).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
@@ -156,7 +158,8 @@ def integrate_ensemble(
         if not callable(observable):
             raise TypeError(f"observables[{name!r}] must be a function (system, g, mu, eta) -> array")
     _check_consistency(problem, g0s, eta0s, members)
-    size = min(-(-members // processes), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
+    slots = processes if client is None else max(1, sum(client.nthreads().values()))
+    size = min(-(-members // slots), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
     build = None if parameters is None else parameters.build
     # Identical ensembles of one system share a token, hence one compilation per process.
     key = ("ensemble", method.cache_key, problem.holonomic, problem.nonholonomic, problem.force, step_size, n, every,
