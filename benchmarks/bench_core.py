@@ -28,6 +28,7 @@ import liemech as lm  # noqa: E402
 from liemech.groups.so3 import exp_matrix  # noqa: E402
 from liemech.systems import (  # noqa: E402
     BallOnTurntable,
+    ChaoticNonholonomic,
     ConstrainedHeavyTop,
     DoubleSphericalPendulum,
     FourParticles,
@@ -85,6 +86,8 @@ def per_step_table() -> None:
         ("rolling disc (holonomic + nonholonomic)", RollingDisc().steady(0.25, 1.5).problem(),  # type: ignore[list-item]
          lm.VPRK(lm.lobatto(3)), 0.01, 2000),
         ("heavy top with a damping torque", damped_top(), lm.VPRK(lm.lobatto(3)), 0.01, 2000),  # type: ignore[list-item]
+        ("chaotic nonholonomic system (R⁷)", ChaoticNonholonomic().problem(3, 10),  # type: ignore[list-item]
+         lm.VPRK(lm.lobatto(2)), 0.1, 2000),
     ]
     for name, problem, method, h, n in cases:
         first, per_step = timed(problem, method, h, n)
