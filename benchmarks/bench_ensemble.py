@@ -52,7 +52,7 @@ def main() -> None:
         initial = (np.stack([p.g0 for p in problems]), np.stack([p.eta0 for p in problems]))
         looped = problems[:LOOP_LIMIT]
         lm.integrate(looped[0], METHOD, H, n_steps=STEPS)
-        loop = best_of(lambda: [lm.integrate(p, METHOD, H, n_steps=STEPS) for p in looped], 1)
+        loop = best_of(lambda: [lm.integrate(p, METHOD, H, n_steps=STEPS) for p in looped])
         loop_rate = len(looped) * STEPS / loop
 
         def ensemble(on: object = None, workers: int = 1) -> lm.Ensemble[lm.Vector]:

@@ -14,6 +14,7 @@ import liemech as lm
 from liemech.finite_differences import jacobian
 from liemech.integrators import NodeState
 from liemech.integrators.vprk import VPRKEquations
+from liemech.systems import ConstrainedHeavyTop, RollingDisc, VerticalDisc
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
 from liemech.testing import estimate_order
@@ -237,3 +238,19 @@ def test_long_run_on_a_body_outside_the_papers() -> None:
         assert abs(trend) <= 0.5 * np.max(np.abs(error))
         maxima.append(float(np.max(np.abs(error))))
     assert abs(estimate_order([0.05, 0.025], maxima).slope - 4.0) <= 0.3
+
+
+@pytest.mark.parametrize("problem", [ConstrainedHeavyTop().problem(), VerticalDisc().problem(),
+                                     RollingDisc().steady(0.25, 1.5).problem()],
+                         ids=["holonomic", "nonholonomic", "both"])
+def test_the_batched_step_has_the_same_equations(problem: lm.Problem[object]) -> None:
+    """Ensembles run the step with its stages unrolled (``VPRK.batched_step``): the same residual
+    at any point, on a product group with a holonomic constraint, on SE(2) with a nonholonomic one,
+    and with both."""
+    method = lm.VPRK(lm.lobatto(3))
+    stacked, unrolled = VPRKEquations(method, problem), VPRKEquations(method, problem, unrolled=True)
+    state = NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0)
+    x = np.asarray(stacked.start(state).guess)
+    x = x + 0.1 * np.random.default_rng(4).normal(size=x.size)
+    expected = np.asarray(stacked.residual(x, state, 0.05))
+    assert np.max(np.abs(np.asarray(unrolled.residual(x, state, 0.05)) - expected)) <= 1e-14 * np.max(np.abs(expected))

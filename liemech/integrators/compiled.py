@@ -94,6 +94,11 @@ class CompiledMethod(Method):
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         """The pure step for ``problem``."""
 
+    def batched_step(self, problem: Problem[P]) -> CompiledStep:
+        """The pure step for ``problem``, arranged to run on batches (``jax.vmap``); by default
+        ``compiled_step``."""
+        return self.compiled_step(problem)
+
     def outer_failure(self) -> tuple[str, str]:
         """Reason and hint for ``Status.OUTER_NO_CONVERGENCE``, for a method with an outer
         iteration around Newton."""

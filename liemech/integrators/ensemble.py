@@ -320,7 +320,7 @@ class _Job(Generic[P]):
         system = None if self.build is None else self.build(values)
         if system is not None and (not isinstance(system, Lagrangian) or system.group != problem.group):
             raise ValueError(f"parameters.build must return a Lagrangian on {problem.group!r}, got {system!r}")
-        step, march = start_march(problem, self.method, g0, eta0, system)
+        step, march = start_march(problem, self.method, g0, eta0, system, batched=True)
         member_system = problem.system if system is None else system
         h = jnp.asarray(self.h)
 

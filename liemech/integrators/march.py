@@ -28,13 +28,14 @@ class March(NamedTuple):
 
 
 def start_march(problem: Problem[P], method: CompiledMethod, g0: P, eta0: jax.Array,
-                system: Lagrangian[P] | None = None) -> tuple[Step, March]:
-    """The method's step for ``problem`` (with ``system`` in place of the problem's, if given) and
-    the run at t = 0 from (g₀, η₀); traceable in g₀, η₀ and the system's parameters."""
+                system: Lagrangian[P] | None = None, batched: bool = False) -> tuple[Step, March]:
+    """The method's step for ``problem`` (with ``system`` in place of the problem's, if given; its
+    ``batched_step`` if ``batched``) and the run at t = 0 from (g₀, η₀); traceable in g₀, η₀ and
+    the system's parameters."""
     if system is not None:
         problem = copy.copy(problem)
         problem.system = system
-    compiled = method.compiled_step(problem)
+    compiled = method.batched_step(problem) if batched else method.compiled_step(problem)
     mu0 = problem.system.momentum(g0, eta0)
     lam0 = consistent_multiplier(problem.system, problem.holonomic, problem.nonholonomic, problem.force, g0, eta0)
     # Traced arrays stand in for the node's numpy arrays.
