@@ -3,6 +3,7 @@ system parameters), failures are per member, a Dask cluster gives the local numb
 
 import os
 import time
+from multiprocessing.shared_memory import SharedMemory
 
 import jax
 import jax.numpy as jnp
@@ -11,6 +12,7 @@ import pytest
 
 import liemech as lm
 from liemech.integrators.local_pool import local_pool
+from liemech.integrators.shared_results import collect, share
 from liemech.systems import ChaoticNonholonomic, HeavyTop
 
 CHAOTIC = ChaoticNonholonomic()
@@ -138,6 +140,16 @@ def test_worker_processes_give_the_in_process_numbers(chaotic: lm.Ensemble[lm.Ve
     with pytest.raises(ValueError, match="either client= or workers="):
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=_stacked(MEMBERS), workers=2,
                               client=object())  # type: ignore[arg-type]
+
+
+def test_results_pass_through_shared_memory_unchanged_and_the_block_is_freed() -> None:
+    rng = np.random.default_rng(5)
+    arrays = {"g0": rng.standard_normal((3, 4, 2)), "mu": rng.standard_normal((3, 4)), "failure": np.zeros((3, 3))}
+    shared = share(arrays)
+    back = collect(shared)
+    assert list(back) == list(arrays) and all(np.array_equal(back[key], arrays[key]) for key in arrays)
+    with pytest.raises(FileNotFoundError):
+        SharedMemory(name=shared.name)
 
 
 @pytest.mark.skipif(len(getattr(os, "sched_getaffinity", lambda pid: set())(0)) < 2, reason="needs two cores")

@@ -7,6 +7,7 @@ of a Dask cluster (``client=``). A member whose Newton solve fails keeps its las
 is reported with its step and time; the others run on.
 """
 
+import functools
 import threading
 import uuid
 import weakref
@@ -31,6 +32,7 @@ from liemech.integrators.local_pool import check_picklable, discard_pool, local_
 from liemech.integrators.march import March, advance, start_march
 from liemech.integrators.method import Method
 from liemech.integrators.progress import progress_bar
+from liemech.integrators.shared_results import SharedArrays, collect, share
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
@@ -40,6 +42,7 @@ from liemech.solvers.newton import ConvergenceError
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
+R = TypeVar("R")
 
 Observable = Callable[[Lagrangian[P], P, jax.Array, jax.Array], jax.Array]
 """(system, g, μ, η) ↦ a value recorded at every stored node, written with jax.numpy; e.g. the
@@ -174,7 +177,8 @@ def integrate_ensemble(
         elif processes > 1:
             check_picklable(job)
             try:
-                results = _run(local_pool(processes), job, batches, bar.update)
+                shared = _run(local_pool(processes), functools.partial(_in_shared_memory, job), batches, bar.update)
+                results = [collect(block) for block in shared]
             except BrokenProcessPool as error:
                 discard_pool(processes)
                 raise RuntimeError(f"a worker process of workers={processes} died ({error}); the pool is "
@@ -347,14 +351,18 @@ class _Job(Generic[P]):
         return {**out, "failure": march.failure}
 
 
-def _run(executor: Executor, job: _Job[P], batches: list[_Batch],
-         report: Callable[[int], object]) -> list[dict[str, NDArray[np.float64]]]:
+def _in_shared_memory(job: _Job[P], batch: _Batch) -> SharedArrays:
+    """A worker process's batch result, handed back through shared memory."""
+    return share(job(batch))
+
+
+def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch],
+         report: Callable[[int], object]) -> list[R]:
     """The batches' results in order, reporting each batch as it finishes."""
-    futures: dict[Future[dict[str, NDArray[np.float64]]], int] = {
-        executor.submit(job, batch): index for index, batch in enumerate(batches)}
-    results: list[dict[str, NDArray[np.float64]]] = [{} for _ in batches]
+    futures: dict[Future[R], int] = {executor.submit(task, batch): index for index, batch in enumerate(batches)}
+    results: dict[int, R] = {}
     for future in as_completed(futures):
         index = futures[future]
         results[index] = future.result()
         report(batches[index].size)
-    return results
+    return [results[index] for index in range(len(batches))]
