@@ -177,8 +177,8 @@ def integrate_ensemble(
         elif processes > 1:
             check_picklable(job)
             try:
-                shared = _run(local_pool(processes), functools.partial(_in_shared_memory, job), batches, bar.update)
-                results = [collect(block) for block in shared]
+                results = _run(local_pool(processes), functools.partial(_in_shared_memory, job), batches, bar.update,
+                               collect)
             except BrokenProcessPool as error:
                 discard_pool(processes)
                 raise RuntimeError(f"a worker process of workers={processes} died ({error}); the pool is "
@@ -351,18 +351,23 @@ class _Job(Generic[P]):
         return {**out, "failure": march.failure}
 
 
+def _as_arrays(result: object) -> dict[str, NDArray[np.float64]]:
+    """A batch result that arrived as it is (in-process or from Dask)."""
+    return cast(dict[str, NDArray[np.float64]], result)
+
+
 def _in_shared_memory(job: _Job[P], batch: _Batch) -> SharedArrays:
     """A worker process's batch result, handed back through shared memory."""
     return share(job(batch))
 
 
-def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch],
-         report: Callable[[int], object]) -> list[R]:
-    """The batches' results in order, reporting each batch as it finishes."""
+def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch], report: Callable[[int], object],
+         unpack: Callable[[R], dict[str, NDArray[np.float64]]] = _as_arrays) -> list[dict[str, NDArray[np.float64]]]:
+    """The batches' results in order, each unpacked and reported as soon as it finishes."""
     futures: dict[Future[R], int] = {executor.submit(task, batch): index for index, batch in enumerate(batches)}
-    results: dict[int, R] = {}
+    results: dict[int, dict[str, NDArray[np.float64]]] = {}
     for future in as_completed(futures):
         index = futures[future]
-        results[index] = future.result()
+        results[index] = unpack(future.result())
         report(batches[index].size)
     return [results[index] for index in range(len(batches))]
