@@ -43,6 +43,7 @@ from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
 R = TypeVar("R")
+S = TypeVar("S")
 
 Observable = Callable[[Lagrangian[P], P, jax.Array, jax.Array], jax.Array]
 """(system, g, μ, η) ↦ a value recorded at every stored node, written with jax.numpy; e.g. the
@@ -173,7 +174,7 @@ def integrate_ensemble(
     with progress_bar(members, "member", progress, method.name) as bar:
         if client is not None:
             # pure=False: every call runs; Dask would otherwise hand back a held result of equal inputs.
-            results = _run(client.get_executor(pure=False), job, batches, bar.update)
+            results = _run(client.get_executor(pure=False), job, batches, bar.update, lambda arrays: arrays)
         elif processes > 1:
             check_picklable(job)
             try:
@@ -351,21 +352,16 @@ class _Job(Generic[P]):
         return {**out, "failure": march.failure}
 
 
-def _as_arrays(result: object) -> dict[str, NDArray[np.float64]]:
-    """A batch result that arrived as it is (in-process or from Dask)."""
-    return cast(dict[str, NDArray[np.float64]], result)
-
-
 def _in_shared_memory(job: _Job[P], batch: _Batch) -> SharedArrays:
     """A worker process's batch result, handed back through shared memory."""
     return share(job(batch))
 
 
 def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch], report: Callable[[int], object],
-         unpack: Callable[[R], dict[str, NDArray[np.float64]]] = _as_arrays) -> list[dict[str, NDArray[np.float64]]]:
+         unpack: Callable[[R], S]) -> list[S]:
     """The batches' results in order, each unpacked and reported as soon as it finishes."""
     futures: dict[Future[R], int] = {executor.submit(task, batch): index for index, batch in enumerate(batches)}
-    results: dict[int, dict[str, NDArray[np.float64]]] = {}
+    results: dict[int, S] = {}
     for future in as_completed(futures):
         index = futures[future]
         results[index] = unpack(future.result())

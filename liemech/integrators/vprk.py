@@ -263,9 +263,9 @@ class VPRKEquations(Generic[P]):
                 P, P, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
             """Gʲ = g τ(Ξʲ) and the stage terms Πʲ, Nʲ + ddτ(Ξʲ, Hʲ)ᵀΠʲ, Ad(τ(Ξʲ)⁻¹)ᵀfʲ, Φ(Gʲ), ⟨Fʲ, ηʲ⟩."""
             T_j = tau.tau(Xi_j)
-            A_j = jnp.asarray(tau.dtau(Xi_j))
+            A_j = None if self._vector_space else jnp.asarray(tau.dtau(Xi_j))
             G_j = group.compose(g, T_j)
-            eta_j = H_j if self._vector_space else A_j @ H_j
+            eta_j = H_j if A_j is None else A_j @ H_j
             f_j = jnp.asarray(L.force(G_j, eta_j))
             power_j = jnp.zeros(())
             if self._force is not None:
@@ -278,7 +278,7 @@ class VPRKEquations(Generic[P]):
             if self._nonholonomic is not None:
                 f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j[m_holonomic:]
             momentum_j = jnp.asarray(L.momentum(G_j, eta_j))
-            if self._vector_space:
+            if A_j is None:
                 return T_j, G_j, momentum_j, f_j, f_j, phi_j, power_j
             Pi_j = A_j.T @ momentum_j
             ND_j = A_j.T @ f_j + jnp.asarray(tau.ddtau(Xi_j, H_j)).T @ Pi_j

@@ -57,10 +57,10 @@ def _substitute(factors: LUFactors, r: jax.Array) -> jax.Array:
         for j in range(i):
             y_i = y_i - lu[..., i, j] * y[j]
         y.append(y_i)
-    x: list[jax.Array] = [jnp.zeros(())] * n
+    x: dict[int, jax.Array] = {}
     for i in reversed(range(n)):
         x_i = y[i]
         for j in range(i + 1, n):
             x_i = x_i - lu[..., i, j] * x[j]
         x[i] = x_i / lu[..., i, i]
-    return jnp.stack(x, axis=-1)
+    return jnp.stack([x[i] for i in range(n)], axis=-1)
