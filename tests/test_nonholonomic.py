@@ -312,3 +312,37 @@ def test_the_step_is_time_symmetric(multiplier: NonholonomicMultiplier) -> None:
     if multiplier == "consistent":
         moved, _ = there_and_back(problem.lam0 + 0.3)
         assert float(np.max(np.abs(moved.mu - ahead.mu))) <= 1e-15
+
+
+def _heisenberg_potential(q: lm.Vector) -> jax.Array:
+    return 0.5 * (q[0] ** 2 + 2.0 * q[1] ** 2 + 3.0 * q[2] ** 2 + q[3] ** 2) + 0.2 * q[0] ** 2 * q[2] ** 2
+
+
+def _heisenberg_constraint(q: lm.Vector, v: lm.Vector) -> jax.Array:
+    """v₄ = q₁v₂ − q₂v₁: a Heisenberg-type constraint, not integrable."""
+    return jnp.array([v[3] - (q[0] * v[1] - q[1] * v[0])])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("s, order", [(2, 2), (3, 4)])
+def test_long_run_on_rn_outside_the_papers(s: int, order: int) -> None:
+    """R⁴, V = ½(q₁² + 2q₂² + 3q₃² + q₄²) + 0.2 q₁²q₃² (coupled, anharmonic), φ = v₄ − (q₁v₂ − q₂v₁),
+    over T = 60 (VPRK's vector-space path): φ = 0 at every node to round-off, and the energy
+    (conserved by the continuous flow) has an error without drift whose size falls as h^(2s−2)
+    between h = 0.05 and 0.025."""
+    system = lm.MechanicalSystem(lm.Rn(4), np.eye(4), _heisenberg_potential)
+    q0 = np.array([0.8, -0.3, 0.5, 0.1])
+    v0 = np.array([0.2, 0.7, -0.4, 0.0])
+    v0[3] = q0[0] * v0[1] - q0[1] * v0[0]
+    problem = lm.Problem(system, q0, v0, nonholonomic=lm.NonholonomicConstraint(_heisenberg_constraint))
+    energy0 = 0.5 * float(v0 @ v0) + float(_heisenberg_potential(q0))
+    maxima = []
+    for h in (0.05, 0.025):
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(s)), h=h, t_final=60.0)
+        defects = [abs(float(_heisenberg_constraint(q, v)[0])) for q, v in zip(sol.g, sol.eta)]
+        assert max(defects) <= 1e-13
+        error = np.array([0.5 * float(v @ v) + float(_heisenberg_potential(q)) for q, v in zip(sol.g, sol.eta)]) - energy0
+        trend = np.polyfit(sol.t, error, 1)[0] * 60.0
+        assert abs(trend) <= 0.5 * np.max(np.abs(error))
+        maxima.append(float(np.max(np.abs(error))))
+    assert abs(estimate_order([0.05, 0.025], maxima).slope - order) <= 0.3
