@@ -315,7 +315,7 @@ def test_the_step_is_time_symmetric(multiplier: NonholonomicMultiplier) -> None:
 
 
 def _heisenberg_potential(q: lm.Vector) -> jax.Array:
-    return 0.5 * (q[0] ** 2 + 2.0 * q[1] ** 2 + 3.0 * q[2] ** 2 + q[3] ** 2) + 0.2 * q[0] ** 2 * q[2] ** 2
+    return jnp.asarray(0.5 * (q[0] ** 2 + 2.0 * q[1] ** 2 + 3.0 * q[2] ** 2 + q[3] ** 2) + 0.2 * q[0] ** 2 * q[2] ** 2)
 
 
 def _heisenberg_constraint(q: lm.Vector, v: lm.Vector) -> jax.Array:
