@@ -17,6 +17,7 @@ from jax.typing import ArrayLike
 from liemech.groups.base import LieGroup, Retraction
 from liemech.groups.validation import expect_shape
 from liemech.jax_support import array_method
+from liemech.solvers.lu import solve
 from liemech.types import Matrix, Vector, VectorLike
 
 SINGULAR_TOL: Final = 1e-12
@@ -25,8 +26,11 @@ SINGULAR_TOL: Final = 1e-12
 
 def _solve(a: ArrayLike, b: ArrayLike) -> jax.Array:
     """a⁻¹ b (b may be a stack of matrices)."""
-    x: jax.Array = jnp.linalg.solve(a, b)  # jax.numpy.linalg is typed as returning Any
-    return x
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    if b.ndim == 3:
+        out: jax.Array = jax.vmap(lambda block: solve(a, block))(b)
+        return out
+    return solve(a, b)
 
 
 class MatrixCayley(Retraction[Matrix]):
@@ -71,7 +75,7 @@ class MatrixCayley(Retraction[Matrix]):
     @array_method
     def dtau(self, xi: VectorLike) -> jax.Array:
         plus, minus = self._halves(xi)
-        return self._vee_columns(_solve(plus, self._basis) @ jnp.linalg.inv(minus))
+        return self._vee_columns(_solve(plus, self._basis) @ _solve(minus, jnp.eye(self._n)))
 
     @array_method
     def dtau_inv(self, xi: VectorLike) -> jax.Array:

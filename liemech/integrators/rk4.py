@@ -22,6 +22,7 @@ from liemech.integrators.flat import FlatCarry, UnconstrainedRnMethod, flat_carr
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.trivialised import derivative_in_eta
 from liemech.solvers.compiled_newton import Status
+from liemech.solvers.lu import solve
 
 P = TypeVar("P")
 
@@ -64,7 +65,7 @@ class RK4Step:
             return jnp.concatenate([v, L.force(q, v)])
         _, momentum_rate = jax.jvp(lambda x: L.momentum(x, second), (q,), (second,))  # (∂μ/∂q) q̇
         drive = L.force(q, second) - momentum_rate
-        return jnp.concatenate([second, jnp.linalg.solve(derivative_in_eta(L.momentum, q, second), drive)])
+        return jnp.concatenate([second, solve(derivative_in_eta(L.momentum, q, second), drive)])
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(FlatCarry, carry)

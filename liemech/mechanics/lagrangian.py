@@ -13,6 +13,7 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import DERIVATIVE_TOL, checked_call, require_symmetric_positive_definite
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_gradient, trivialised_jacobian
+from liemech.solvers.lu import solve
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
@@ -81,8 +82,7 @@ class Lagrangian(ABC, Generic[P]):
     @array_method
     def mass_solve(self, g: P, eta: ArrayLike, rhs: ArrayLike) -> jax.Array:
         """M⁻¹ rhs with M = ∂²ℓ/∂η² (g, η) the mass matrix; ``rhs`` a vector or a matrix of columns."""
-        solved: jax.Array = jnp.linalg.solve(self.momentum_d_eta(g, eta), jnp.asarray(rhs, dtype=float))
-        return solved
+        return solve(jnp.asarray(self.momentum_d_eta(g, eta)), jnp.asarray(rhs, dtype=float))
 
     @array_method
     def momentum_d_g(self, g: P, eta: ArrayLike) -> jax.Array:

@@ -16,6 +16,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
+from liemech.solvers.lu import solve
 from liemech.types import ForceFunction, Matrix, Vector
 
 P = TypeVar("P")
@@ -163,7 +164,7 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
     schur, right = D @ solved[:, :m], rate + D @ solved[:, m]
     # One constraint makes D M⁻¹ Dᵀ a number: the steps evaluate λ in every Newton iteration, where
     # a linear-algebra call would cost more than the division.
-    lam: jax.Array = -(right / schur[0, 0] if m == 1 else jnp.linalg.solve(schur, right))
+    lam: jax.Array = -(right / schur[0, 0] if m == 1 else solve(schur, right))
     return lam
 
 

@@ -19,6 +19,7 @@ from liemech.mechanics.callbacks import (
 )
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
+from liemech.solvers.lu import solve
 from liemech.types import Matrix, OnPoint, PointFunction, Tensor, Vector
 
 P = TypeVar("P")
@@ -129,8 +130,7 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         rhs = jnp.asarray(rhs, dtype=float)
         if self._constant_inertia is not None:
             return jnp.asarray(self._inertia_inv) @ rhs
-        solved: jax.Array = jnp.linalg.solve(jnp.asarray(self._inertia_fn(g), dtype=float), rhs)
-        return solved
+        return solve(jnp.asarray(self._inertia_fn(g), dtype=float), rhs)
 
     @array_method
     def inertia(self, g: P) -> jax.Array:

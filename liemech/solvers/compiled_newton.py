@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from liemech.solvers.lu import lu_factor, lu_solve
+from liemech.solvers import lu
 from liemech.solvers.newton import EPS, NewtonOptions
 
 
@@ -61,8 +61,7 @@ def solve(
         return end.x, jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status])
 
     def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
-        out: jax.Array = jnp.linalg.solve(jax.jacfwd(linear)(y), y)
-        return out
+        return lu.solve(jax.jacfwd(linear)(y), y)
 
     x, (iterations, norm, status) = jax.lax.custom_root(residual, x0, newton, tangent_solve, has_aux=True)
     return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
@@ -76,13 +75,13 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
-    first_factors = lu_factor(jacobian(x0)) if options.jacobian == "first" else None
+    first_factors = lu.lu_factor(jacobian(x0)) if options.jacobian == "first" else None
 
     def body(state: _Loop) -> _Loop:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
-        factors = first_factors if first_factors is not None else lu_factor(jacobian(state.x))
-        dx = lu_solve(factors, r)
+        factors = first_factors if first_factors is not None else lu.lu_factor(jacobian(state.x))
+        dx = lu.lu_solve(factors, r)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)

@@ -1,18 +1,30 @@
-"""LU factors of Newton's Jacobian and the solve with them, fast on batches as well as alone.
+"""LU factors and linear solves for the compiled steps, fast and safe on batches as well as alone.
 
-Alone, ``lu_solve`` is LAPACK's (two triangular solves). Under ``jax.vmap`` (an ensemble) XLA's CPU
-backend would call LAPACK once per matrix, and for the small systems of a step (tens of unknowns)
-the calls cost several times their arithmetic: 0.6 µs per member for a 16 × 16 system against
-0.11 µs for the substitutions written out as elementwise operations on the whole batch, which XLA
-fuses into one loop. Both compute x = U⁻¹ L⁻¹ P r with the same factors, so they differ only in
-round-off.
+Alone, factorisation and solve are LAPACK's. Under ``jax.vmap`` (an ensemble, a batch of flows)
+two things change:
+
+* the solve: XLA's CPU backend would call LAPACK once per matrix, and for the small systems of a
+  step (tens of unknowns) the calls cost several times their arithmetic (0.6 µs per member for a
+  16 × 16 system against 0.11 µs for the substitutions written out as elementwise operations on
+  the whole batch, which XLA fuses into one loop). Both compute x = U⁻¹ L⁻¹ P r with the same
+  factors, so they differ only in round-off.
+* the factorisation runs in chunks of at most ``LAPACK_CHUNK_WORK`` flops. jaxlib (0.10) splits a
+  batched LAPACK call of more work than that over XLA's thread pool and blocks until the pieces
+  finish; when the call itself runs on a pool thread and no other thread is free, the pieces never
+  start and the process hangs (seen with 256 members of a nonholonomic ensemble on two cores).
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
+from jax.typing import ArrayLike
+
+LAPACK_CHUNK_WORK = 100_000
+"""Flops of one batched LAPACK call (n³ per n × n factorisation); half of jaxlib's threshold
+(2e5) above which it splits a call over its thread pool."""
 
 
 class LUFactors(NamedTuple):
@@ -24,43 +36,111 @@ class LUFactors(NamedTuple):
     permutation: jax.Array
 
 
+@custom_vmap
 def lu_factor(matrix: jax.Array) -> LUFactors:
     """The LU factorisation with partial pivoting of a square ``matrix``."""
-    lu, pivots, permutation = jax.lax.linalg.lu(matrix)
-    return LUFactors(lu, pivots, permutation)
+    return LUFactors(*jax.lax.linalg.lu(matrix))
+
+
+@lu_factor.def_vmap
+def _lu_factor_batched(axis_size: int, in_batched: list[bool], matrix: jax.Array) -> tuple[LUFactors, LUFactors]:
+    if not in_batched[0]:
+        return LUFactors(*jax.lax.linalg.lu(matrix)), LUFactors._make([False] * 3)
+    n = matrix.shape[-1]
+    chunk = max(1, LAPACK_CHUNK_WORK // n**3)
+    # Separate calls, not a loop: XLA may run them side by side, none blocks on the others.
+    pieces = [jax.lax.linalg.lu(matrix[start:start + chunk]) for start in range(0, axis_size, chunk)]
+    factors = LUFactors(*(jnp.concatenate(leaves) for leaves in zip(*pieces)))
+    return factors, LUFactors._make([True] * 3)
 
 
 @custom_vmap
 def lu_solve(factors: LUFactors, r: jax.Array) -> jax.Array:
-    """x with J x = r, from the factors of J."""
+    """x with J x = r (a vector or a matrix of columns), from the factors of J."""
     out: jax.Array = jax.scipy.linalg.lu_solve((factors.lu, factors.pivots), r)
     return out
 
 
-@lu_solve.def_vmap
-def _lu_solve_batched(axis_size: int, in_batched: list[object], factors: LUFactors,
-                      r: jax.Array) -> tuple[jax.Array, bool]:
-    def batched(leaf: jax.Array, is_batched: object) -> jax.Array:
-        return leaf if is_batched else jnp.broadcast_to(leaf, (axis_size, *leaf.shape))
-
-    factors = jax.tree.map(batched, factors, in_batched[0])
-    return _substitute(factors, batched(r, in_batched[1])), True
+@custom_vmap
+def lu_solve_transposed(factors: LUFactors, r: jax.Array) -> jax.Array:
+    """x with Jᵀ x = r (a vector or a matrix of columns), from the factors of J."""
+    out: jax.Array = jax.scipy.linalg.lu_solve((factors.lu, factors.pivots), r, trans=1)
+    return out
 
 
-def _substitute(factors: LUFactors, r: jax.Array) -> jax.Array:
-    """x = U⁻¹ L⁻¹ P r by forward and back substitution, row by row over any leading batch axes."""
+BatchRule = Callable[[int, list[object], LUFactors, jax.Array], tuple[jax.Array, bool]]
+Entry = Callable[[int, int], jax.Array]
+
+
+def _batched_solve(transposed: bool) -> BatchRule:
+    """The batching rule of the (transposed) solve: substitutions over the whole batch."""
+
+    def rule(axis_size: int, in_batched: list[object], factors: LUFactors, r: jax.Array) -> tuple[jax.Array, bool]:
+        def batched(leaf: jax.Array, is_batched: object) -> jax.Array:
+            return leaf if is_batched else jnp.broadcast_to(leaf, (axis_size, *leaf.shape))
+
+        r = batched(r, in_batched[1])
+        if not any(jax.tree.leaves(in_batched[0])):
+            # One matrix, many right-hand sides (a derivative along many tangents): one solve with the
+            # members as columns, which an enclosing vmap batches by this rule again.
+            columns = jnp.moveaxis(r, 0, -1).reshape(r.shape[1], -1)
+            solved = (lu_solve_transposed if transposed else lu_solve)(factors, columns)
+            return jnp.moveaxis(solved.reshape(*r.shape[1:], axis_size), -1, 0), True
+        factors = jax.tree.map(batched, factors, in_batched[0])
+        if r.ndim == factors.lu.ndim:  # columns: each is a right-hand side of its member's matrix
+            factors = jax.tree.map(lambda leaf: jnp.expand_dims(leaf, 1), factors)
+            return jnp.moveaxis(_substitute(factors, jnp.moveaxis(r, -1, 1), transposed), 1, -1), True
+        return _substitute(factors, r, transposed), True
+
+    return rule
+
+
+lu_solve.def_vmap(_batched_solve(transposed=False))
+lu_solve_transposed.def_vmap(_batched_solve(transposed=True))
+
+
+def solve(matrix: ArrayLike, rhs: ArrayLike) -> jax.Array:
+    """x with A x = b (b a vector or a matrix of columns): ``jnp.linalg.solve`` with the factors and
+    solves above, differentiable in A and b in forward and reverse mode (``lax.custom_linear_solve``:
+    dx = A⁻¹(db − dA x))."""
+    matrix, rhs = jnp.asarray(matrix), jnp.asarray(rhs)
+    factors = lu_factor(jax.lax.stop_gradient(matrix))
+    out: jax.Array = jax.lax.custom_linear_solve(
+        lambda x: matrix @ x, rhs, solve=lambda _, r: lu_solve(factors, r),
+        transpose_solve=lambda _, r: lu_solve_transposed(factors, r))
+    return out
+
+
+def _substitute(factors: LUFactors, r: jax.Array, transposed: bool) -> jax.Array:
+    """x = U⁻¹ L⁻¹ P r (or x = Pᵀ L⁻ᵀ U⁻ᵀ r), row by row over any leading batch axes."""
     lu, n = factors.lu, factors.lu.shape[-1]
+    if transposed:
+        y = _forward(lambda i, j: lu[..., j, i], [r[..., i] for i in range(n)], lambda i: lu[..., i, i])
+        z = _backward(lambda i, j: lu[..., j, i], y, None)
+        inverse = jnp.argsort(factors.permutation, axis=-1)
+        return jnp.take_along_axis(jnp.stack(z, axis=-1), inverse, axis=-1)
     b = jnp.take_along_axis(r, factors.permutation, axis=-1)
+    y = _forward(lambda i, j: lu[..., i, j], [b[..., i] for i in range(n)], None)
+    return jnp.stack(_backward(lambda i, j: lu[..., i, j], y, lambda i: lu[..., i, i]), axis=-1)
+
+
+def _forward(entry: Entry, b: list[jax.Array], diagonal: Callable[[int], jax.Array] | None) -> list[jax.Array]:
+    """y with T y = b for T lower triangular (entries ``entry(i, j)``, j < i; unit diagonal if None)."""
     y: list[jax.Array] = []
-    for i in range(n):
-        y_i = b[..., i]
+    for i, y_i in enumerate(b):
         for j in range(i):
-            y_i = y_i - lu[..., i, j] * y[j]
-        y.append(y_i)
+            y_i = y_i - entry(i, j) * y[j]
+        y.append(y_i if diagonal is None else y_i / diagonal(i))
+    return y
+
+
+def _backward(entry: Entry, y: list[jax.Array], diagonal: Callable[[int], jax.Array] | None) -> list[jax.Array]:
+    """x with T x = y for T upper triangular (entries ``entry(i, j)``, j > i; unit diagonal if None)."""
+    n = len(y)
     x: dict[int, jax.Array] = {}
     for i in reversed(range(n)):
         x_i = y[i]
         for j in range(i + 1, n):
-            x_i = x_i - lu[..., i, j] * x[j]
-        x[i] = x_i / lu[..., i, i]
-    return jnp.stack([x[i] for i in range(n)], axis=-1)
+            x_i = x_i - entry(i, j) * x[j]
+        x[i] = x_i if diagonal is None else x_i / diagonal(i)
+    return [x[i] for i in range(n)]
