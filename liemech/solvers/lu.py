@@ -12,6 +12,9 @@ two things change:
   batched LAPACK call of more work than that over XLA's thread pool and blocks until the pieces
   finish; when the call itself runs on a pool thread and no other thread is free, the pieces never
   start and the process hangs (seen with 256 members of a nonholonomic ensemble on two cores).
+
+``solve`` puts every linear solve of a step (Newton's tangent, the mass matrix, the Cayley map)
+on these factors, differentiable through ``lax.custom_linear_solve``.
 """
 
 from collections.abc import Callable
