@@ -47,8 +47,7 @@ def lu_factor(matrix: jax.Array) -> LUFactors:
 
 @lu_factor.def_vmap
 def _lu_factor_batched(axis_size: int, in_batched: list[bool], matrix: jax.Array) -> tuple[LUFactors, LUFactors]:
-    if not in_batched[0]:
-        return LUFactors(*jax.lax.linalg.lu(matrix)), LUFactors._make([False] * 3)
+    # The rule runs only for a batched argument, and ``matrix`` is the only one.
     n = matrix.shape[-1]
     chunk = max(1, LAPACK_CHUNK_WORK // n**3)
     # Separate calls, not a loop: XLA may run them side by side, none blocks on the others.
