@@ -73,3 +73,20 @@ def test_mass_solve_inverts_the_mass_matrix() -> None:
         rhs = rng.standard_normal((2, 3))
         assert np.max(np.abs(mass @ system.mass_solve(q, eta, rhs) - rhs)) <= 1e-9
         assert np.max(np.abs(mass @ system.mass_solve(q, eta, rhs[:, 0]) - rhs[:, 0])) <= 1e-9
+
+
+def test_constant_inertia_diagonal_and_full_against_closed_forms() -> None:
+    """μ = 𝕀η, η = 𝕀⁻¹μ, 𝕀⁻¹ rhs (vector and columns) and ℓ = ½ηᵀ𝕀η − V for a constant diagonal
+    𝕀 (applied elementwise) and a full one, eagerly and traced, against numpy."""
+    rng = np.random.default_rng(3)
+    q, eta, rhs = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal((3, 4))
+    full = np.array([[2.0, 0.3, 0.0], [0.3, 1.5, -0.2], [0.0, -0.2, 0.7]])
+    for inertia in (np.diag([2.0, 1.5, 0.7]), full):
+        system = lm.MechanicalSystem(lm.Rn(3), inertia, lambda x: jnp.dot(x, x))
+        mu = inertia @ eta
+        assert np.max(np.abs(system.momentum(q, eta) - mu)) <= 1e-15
+        assert np.max(np.abs(system.velocity(q, mu) - eta)) <= 1e-14
+        assert np.max(np.abs(system.mass_solve(q, eta, rhs) - np.linalg.solve(inertia, rhs))) <= 1e-14
+        assert abs(system.lagrangian(q, eta) - (0.5 * eta @ mu - q @ q)) <= 1e-14
+        traced = jax.jit(jax.vmap(lambda v: system.velocity(q, system.momentum(q, v))))(rhs.T)
+        assert np.max(np.abs(traced - rhs.T)) <= 1e-14

@@ -71,6 +71,10 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
             require_callable(fn, name, signature, optional=True)
         self._group = group
         self._constant_inertia: Matrix | None = None
+        # A constant diagonal 𝕀 (point masses, a rigid body in principal axes) acts elementwise: XLA
+        # runs every matrix product as a kernel of its own, where elementwise products fuse with
+        # the arithmetic around them (a step on the chaotic system, 𝕀 = I: 5.0 → 4.1 µs per member).
+        self._inertia_diagonal: Vector | None = None
         self._inertia_fn: OnPoint[P]
         if callable(inertia):
             self._inertia_fn = cast(OnPoint[P], inertia)
@@ -79,6 +83,8 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
             self._constant_inertia = M
             self._inertia_inv = np.linalg.inv(M)
             self._inertia_fn = functools.partial(_constant, M)
+            if np.array_equal(M, np.diag(np.diag(M))):
+                self._inertia_diagonal = np.diag(M).copy()
         # Typed by the user with numpy or JAX arrays; liemech calls them with either.
         self._potential = cast(OnPoint[P], potential)
         self._given = cast(dict[str, OnPoint[P] | None], {
@@ -99,13 +105,17 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
 
     def lagrangian(self, g: P, eta: ArrayLike) -> jax.Array:
         eta = jnp.asarray(eta, dtype=float)
-        return 0.5 * eta @ jnp.asarray(self._inertia_fn(g), dtype=float) @ eta - jnp.asarray(
-            self._potential(g), dtype=float).reshape(())
+        return 0.5 * eta @ self._inertia_product(g, eta) - jnp.asarray(self._potential(g), dtype=float).reshape(())
 
     @array_method
     def momentum(self, g: P, eta: ArrayLike) -> jax.Array:
         """μ = 𝕀(g) η."""
-        return jnp.asarray(self._inertia_fn(g), dtype=float) @ jnp.asarray(eta, dtype=float)
+        return self._inertia_product(g, jnp.asarray(eta, dtype=float))
+
+    def _inertia_product(self, g: P, eta: jax.Array) -> jax.Array:
+        if self._inertia_diagonal is not None:
+            return jnp.asarray(self._inertia_diagonal) * eta
+        return jnp.asarray(self._inertia_fn(g), dtype=float) @ eta
 
     @array_method
     def force(self, g: P, eta: ArrayLike) -> jax.Array:
@@ -128,6 +138,8 @@ class MechanicalSystem(Lagrangian[P], Generic[P]):
         # A constant 𝕀 is inverted once: the compiled steps solve with it at every Newton iteration,
         # and a product costs less than a factorisation.
         rhs = jnp.asarray(rhs, dtype=float)
+        if self._inertia_diagonal is not None:
+            return rhs / jnp.asarray(self._inertia_diagonal).reshape(-1, *(1,) * (rhs.ndim - 1))
         if self._constant_inertia is not None:
             return jnp.asarray(self._inertia_inv) @ rhs
         return solve(jnp.asarray(self._inertia_fn(g), dtype=float), rhs)
