@@ -1,7 +1,9 @@
 """Bad points: every group rejects them with a ValueError naming the argument and the defect."""
 
 import math
+from collections.abc import Callable
 
+import jax
 import numpy as np
 import pytest
 
@@ -96,3 +98,53 @@ def test_algebra_vectors_and_tau_inv(group: lm.LieGroup[lm.Matrix]) -> None:
         group.check_algebra(np.full(group.dim, NAN))
     with pytest.raises(ValueError, match="must"):
         group.retraction("exp").tau_inv(np.full((7, 7), 1.0))
+
+
+def _stack(group: lm.LieGroup[object], count: int) -> object:
+    rng = np.random.default_rng(8)
+    points = [group.random_point(rng) for _ in range(count)]
+    return jax.tree.map(lambda *parts: np.stack(parts), *points)
+
+
+def _spoiled(group: lm.LieGroup[object], stack: object, member: int) -> object:
+    """The stack with one member made invalid (a NaN in Rⁿ, a reflection in a rotation block)."""
+    if isinstance(stack, tuple):
+        return (_spoiled(group.factors[0], stack[0], member), *stack[1:])  # type: ignore[attr-defined]
+    bad = np.array(stack)
+    if isinstance(group, lm.Rn):
+        bad[member, 0] = NAN
+    else:
+        bad[member, 0, :] *= -1.0
+    return bad
+
+
+@pytest.mark.parametrize("group", [lm.Rn(3), lm.SO2(), lm.SO3(), lm.SE2(), lm.SE3(),
+                                   lm.ProductGroup(lm.SO3(), lm.Rn(2))], ids=repr)
+def test_stacks_of_points_are_checked_member_by_member(group: lm.LieGroup[object]) -> None:
+    """check_points (vectorised) and the generic loop over check_point agree: a good stack comes back
+    unchanged, and a stack with member 3 spoiled is refused naming g0[3]. On a product the stack is a
+    tuple of factor stacks, named by factor then member (g0[0][3]); the loop names member then factor."""
+    stack = _stack(group, 5)
+    product = isinstance(group, lm.ProductGroup)
+    def generic_loop(points: object, name: str) -> object:
+        return lm.LieGroup.check_points(group, points, name)
+
+    checks: list[tuple[Callable[[object, str], object], str]] = [
+        (group.check_points, r"g0\[0\]\[3\]" if product else r"g0\[3\]"),
+        (generic_loop, r"g0\[3\]\[0\]" if product else r"g0\[3\]")]
+    for check, named in checks:
+        for got, given in zip(jax.tree.leaves(check(stack, "g0")), jax.tree.leaves(stack)):
+            assert np.array_equal(got, given)
+        with pytest.raises(ValueError, match=named + " must be"):
+            check(_spoiled(group, stack, 3), "g0")
+
+
+def test_stacks_of_points_need_a_member_axis() -> None:
+    with pytest.raises(ValueError, match=r"g0 must stack points of shape \(3, 3\) along a first axis of members"):
+        lm.SO3().check_points(np.eye(3), "g0")
+    with pytest.raises(ValueError, match=r"g0 must stack one or more points along a first axis of members"):
+        lm.LieGroup.check_points(lm.SO3(), np.eye(3)[0, 0], "g0")
+    with pytest.raises(ValueError, match=r"the factors of g0 must stack as many members each, got \[2, 3\]"):
+        lm.ProductGroup(lm.SO3(), lm.Rn(2)).check_points((np.stack([np.eye(3)] * 2), np.zeros((3, 2))), "g0")
+    with pytest.raises(ValueError, match=r"g0\[1\] must be homogeneous with last row"):
+        lm.SE2().check_points(np.stack([np.eye(3), np.ones((3, 3))]), "g0")

@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 import liemech as lm
 from liemech.integrators.local_pool import local_pool
@@ -107,7 +108,7 @@ def test_bad_ensembles_are_refused_by_name() -> None:
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T)
     with pytest.raises(TypeError, match="parameters must be a Sweep"):
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, parameters=np.ones(3))  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"initial g0\[0\] must have shape \(7,\)"):
+    with pytest.raises(ValueError, match=r"initial g0 must stack points of shape \(7,\) along a first axis"):
         lm.integrate_ensemble(MEMBERS[0], LOBATTO2, h=H, t_final=T, initial=(np.zeros((9, 6)), None))
     not_finite = g0s.copy()
     not_finite[2, 3] = np.nan
@@ -146,7 +147,8 @@ def test_results_pass_through_shared_memory_unchanged_and_the_block_is_freed() -
     rng = np.random.default_rng(5)
     arrays = {"g0": rng.standard_normal((3, 4, 2)), "mu": rng.standard_normal((3, 4)), "failure": np.zeros((3, 3))}
     shared = share(arrays)
-    back = collect(shared)
+    back: dict[str, NDArray[np.float64]] = {}
+    collect(shared, lambda views: back.update({key: view.copy() for key, view in views.items()}))
     assert list(back) == list(arrays) and all(np.array_equal(back[key], arrays[key]) for key in arrays)
     with pytest.raises(FileNotFoundError):
         SharedMemory(name=shared.name)

@@ -6,7 +6,7 @@ for Rⁿ, a matrix for SO(2), SO(3), SE(2), SE(3), a tuple of factor points for 
 """
 
 from abc import ABC, abstractmethod
-from typing import Generic, Literal, TypeVar, get_args
+from typing import Generic, Literal, TypeVar, cast, get_args
 
 import jax
 import jax.numpy as jnp
@@ -79,6 +79,17 @@ class LieGroup(ABC, Generic[P]):
     @abstractmethod
     def check_point(self, g: object, name: str = "g") -> P:
         """Return g as a point of G, or raise ValueError naming ``name`` and the violated condition."""
+
+    def check_points(self, points: object, name: str = "g") -> P:
+        """Return a stack of points (each array of a point with a leading axis of members) as
+        such, every member checked as by ``check_point``; a ValueError names the first bad member,
+        ``name[k]``. Groups with a vectorised check override this loop."""
+        counts = {np.shape(leaf)[0] if np.ndim(leaf) else 0 for leaf in jax.tree.leaves(points)}
+        if len(counts) != 1 or 0 in counts:
+            raise ValueError(f"{name} must stack one or more points along a first axis of members")
+        members = [self.check_point(jax.tree.map(lambda leaf: leaf[k], points), f"{name}[{k}]")
+                   for k in range(counts.pop())]
+        return cast(P, jax.tree.map(lambda *parts: np.stack(parts), *members))
 
     @abstractmethod
     def random_point(self, rng: np.random.Generator) -> P:

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
-from liemech.groups.validation import checked_count, checked_vector, expect_shape
+from liemech.groups.validation import checked_count, checked_stack, checked_vector, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -68,6 +68,9 @@ class Rn(LieGroup[Vector]):
 
     def check_point(self, g: object, name: str = "g") -> Vector:
         return checked_vector(g, self._n, name)
+
+    def check_points(self, points: object, name: str = "g") -> Vector:
+        return checked_stack(points, (self._n,), name)
 
     def random_point(self, rng: np.random.Generator) -> Vector:
         return rng.normal(size=self._n)

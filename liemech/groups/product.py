@@ -138,12 +138,25 @@ class ProductGroup(LieGroup[PP]):
         return jnp.concatenate([f.ad_star(x, m) for f, x, m in parts])
 
     def check_point(self, g: object, name: str = "g") -> PP:
+        parts = self._factor_parts(g, name, "factor points")
+        return self._pack(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, parts)))
+
+    def check_points(self, points: object, name: str = "g") -> PP:
+        """A tuple of the factors' stacks of points, each checked by its factor's ``check_points``."""
+        parts = self._factor_parts(points, name, "stacks of factor points")
+        stacks = [f.check_points(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, parts))]
+        counts = [len(jax.tree.leaves(stack)[0]) for stack in stacks]
+        if len(set(counts)) != 1:
+            raise ValueError(f"the factors of {name} must stack as many members each, got {counts}")
+        return self._pack(stacks)
+
+    def _factor_parts(self, g: object, name: str, what: str) -> Sequence[object]:
         if not isinstance(g, Sequence) or isinstance(g, np.ndarray) or len(g) != len(self.factors):
             raise ValueError(
-                f"{name} must be a tuple of {len(self.factors)} factor points "
+                f"{name} must be a tuple of {len(self.factors)} {what} "
                 f"({', '.join(map(repr, self.factors))}), got {type(g).__name__}"
             )
-        return self._pack(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, g)))
+        return g
 
     def random_point(self, rng: np.random.Generator) -> PP:
         return self._pack(f.random_point(rng) for f in self.factors)

@@ -14,7 +14,7 @@ from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.so2 import rotation_angle
-from liemech.groups.validation import checked_rigid_motion, expect_shape
+from liemech.groups.validation import checked_rigid_motion, checked_rigid_motions, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -73,6 +73,9 @@ class SE2(MatrixGroup):
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 2, name)
+
+    def check_points(self, points: object, name: str = "g") -> Matrix:
+        return checked_rigid_motions(points, 2, name)
 
     def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
         return {"exp": SE2Exp(self, "exp"), "cay": SE2Cayley(self)}

@@ -9,7 +9,7 @@ import numpy as np
 
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rotation, expect_shape
+from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -62,6 +62,9 @@ class SO2(MatrixGroup):
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rotation(g, 2, name)
+
+    def check_points(self, points: object, name: str = "g") -> Matrix:
+        return checked_rotations(points, 2, name)
 
     def random_point(self, rng: np.random.Generator) -> Matrix:
         return self.retraction("exp").tau(np.array([rng.uniform(-math.pi, math.pi)]))

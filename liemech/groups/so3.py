@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rotation, expect_shape
+from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -179,6 +179,9 @@ class SO3(MatrixGroup):
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rotation(g, 3, name)
+
+    def check_points(self, points: object, name: str = "g") -> Matrix:
+        return checked_rotations(points, 3, name)
 
     def random_point(self, rng: np.random.Generator) -> Matrix:
         """Uniform (Haar) rotation from a normalised Gaussian quaternion (w, x, y, z)."""

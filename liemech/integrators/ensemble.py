@@ -43,7 +43,6 @@ from liemech.types import Matrix, Vector
 
 P = TypeVar("P")
 R = TypeVar("R")
-S = TypeVar("S")
 
 Observable = Callable[[Lagrangian[P], P, jax.Array, jax.Array], jax.Array]
 """(system, g, μ, η) ↦ a value recorded at every stored node, written with jax.numpy; e.g. the
@@ -171,15 +170,21 @@ def integrate_ensemble(
     token = _TOKENS.setdefault(problem.system, {}).setdefault(key, uuid.uuid4().hex)
     job = _Job(problem, method, step_size, n, every, observed, build, token)
     batches = [_batch(g0s, eta0s, values, start, size) for start in range(0, members, size)]
+    assembly = _Assembly(members)
     with progress_bar(members, "member", progress, method.name) as bar:
+
+        def receive(index: int, arrays: Mapping[str, NDArray[np.float64]]) -> None:
+            assembly.add(index * size, arrays)
+            bar.update(batches[index].size)
+
         if client is not None:
             # pure=False: every call runs; Dask would otherwise hand back a held result of equal inputs.
-            results = _run(client.get_executor(pure=False), job, batches, bar.update, lambda arrays: arrays)
+            _run(client.get_executor(pure=False), job, batches, receive)
         elif processes > 1:
             check_picklable(job)
             try:
-                results = _run(local_pool(processes), functools.partial(_in_shared_memory, job), batches, bar.update,
-                               collect)
+                _run(local_pool(processes), functools.partial(_in_shared_memory, job), batches,
+                     lambda index, shared: collect(shared, functools.partial(receive, index)))
             except BrokenProcessPool as error:
                 discard_pool(processes)
                 raise RuntimeError(f"a worker process of workers={processes} died ({error}); the pool is "
@@ -187,11 +192,9 @@ def integrate_ensemble(
         else:
             # One batch at a time: two threads running one compiled executable at once were seen to
             # deadlock on XLA's CPU thread pool.
-            results = []
-            for batch in batches:
-                results.append(job(batch))
-                bar.update(batch.size)
-    parts = {key: np.concatenate([part[key] for part in results])[:members] for key in results[0]}
+            for index, batch in enumerate(batches):
+                receive(index, job(batch))
+    parts = assembly.parts
     kept = np.unique(np.append(np.arange(every, n + 1, every), n))
     t = np.concatenate([[0.0], kept * step_size])
     states = not observed
@@ -211,9 +214,10 @@ def _members(problem: Problem[P], initial: tuple[P | None, ArrayLike | None] | N
         raise TypeError("initial must be a tuple (g0 stacked, eta0 stacked); either may be None")
     g0s, eta0s = (None, None) if initial is None else initial
     counts: dict[str, int] = {}
+    g_leaves: list[NDArray[np.float64]] = []
     if g0s is not None:
-        leaves = [np.asarray(leaf, dtype=np.float64) for leaf in jax.tree.leaves(g0s)]
-        counts["initial g0"] = len(leaves[0]) if leaves and leaves[0].ndim else 0
+        g_leaves = jax.tree.leaves(problem.group.check_points(g0s, "initial g0"))
+        counts["initial g0"] = len(g_leaves[0])
     if eta0s is not None:
         eta = np.asarray(eta0s, dtype=np.float64)
         if eta.ndim != 2 or eta.shape[1] != problem.group.dim:
@@ -228,9 +232,8 @@ def _members(problem: Problem[P], initial: tuple[P | None, ArrayLike | None] | N
     if len(set(counts.values())) != 1 or min(counts.values()) < 1:
         raise ValueError(f"every stacked input needs the same positive number of members, got {counts}")
     members = next(iter(counts.values()))
-    points = [problem.group.check_point(jax.tree.map(lambda leaf, k=k: leaf[k], g0s), f"initial g0[{k}]")
-              for k in range(members)] if g0s is not None else [problem.g0] * members
-    g_leaves = [np.stack(leaves) for leaves in zip(*(jax.tree.leaves(p) for p in points))]
+    if g0s is None:
+        g_leaves = [np.repeat(np.asarray(leaf)[None], members, axis=0) for leaf in jax.tree.leaves(problem.g0)]
     etas = np.tile(problem.eta0, (members, 1)) if eta0s is None else np.asarray(eta0s, dtype=np.float64)
     if not np.all(np.isfinite(etas)):
         raise ValueError("initial eta0 must be finite")
@@ -357,13 +360,24 @@ def _in_shared_memory(job: _Job[P], batch: _Batch) -> SharedArrays:
     return share(job(batch))
 
 
-def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch], report: Callable[[int], object],
-         unpack: Callable[[R], S]) -> list[S]:
-    """The batches' results in order, each unpacked and reported as soon as it finishes."""
+def _run(executor: Executor, task: Callable[[_Batch], R], batches: list[_Batch],
+         receive: Callable[[int, R], object]) -> None:
+    """Run the batches, handing each result to ``receive`` with its batch's index as soon as it finishes."""
     futures: dict[Future[R], int] = {executor.submit(task, batch): index for index, batch in enumerate(batches)}
-    results: dict[int, S] = {}
     for future in as_completed(futures):
-        index = futures[future]
-        results[index] = unpack(future.result())
-        report(batches[index].size)
-    return [results[index] for index in range(len(batches))]
+        receive(futures[future], future.result())
+
+
+class _Assembly:
+    """The ensemble's arrays, each batch copied into its members' rows as it arrives (every value
+    is copied once; no concatenation at the end)."""
+
+    def __init__(self, members: int) -> None:
+        self.members = members
+        self.parts: dict[str, NDArray[np.float64]] = {}
+
+    def add(self, start: int, arrays: Mapping[str, NDArray[np.float64]]) -> None:
+        for key, array in arrays.items():
+            if key not in self.parts:
+                self.parts[key] = np.empty((self.members, *array.shape[1:]), array.dtype)
+            self.parts[key][start:start + len(array)] = array
