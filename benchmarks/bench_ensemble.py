@@ -6,9 +6,14 @@ the ensemble in this process, in one worker process per core (``workers=-1``), a
 LocalCluster of two worker processes. Times are after compilation and after the worker processes
 started (each configuration is run once to warm up; the first start of the local pool is printed).
 
-Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ensemble.py [--no-dask]
+This machine's speed drifts by tens of per cent within a minute, so the configurations are timed
+in interleaved rounds (each round: the loop, then every ensemble) and the table gives median rates
+and the median over the rounds of each round's ratio to its loop.
+
+Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ensemble.py [--no-dask] [--rounds N]
 """
 
+import math
 import os
 import sys
 import time
@@ -28,45 +33,52 @@ CORES = len(os.sched_getaffinity(0))
 LOOP_LIMIT = 100  # the loop's rate is per member; longer loops only take longer
 
 
-def best_of(run: Callable[[], object], repeats: int = 3) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - started)
-    return min(times)
+def seconds(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
 
 
 def main() -> None:
     use_dask = "--no-dask" not in sys.argv
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
     client = None
     if use_dask:
         from distributed import Client, LocalCluster
 
         client = Client(LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None))
-    print(f"chaotic nonholonomic system, {METHOD.name}, h = {H}, {STEPS} steps per member, {CORES} cores")
+    print(f"chaotic nonholonomic system, {METHOD.name}, h = {H}, {STEPS} steps per member, {CORES} cores; "
+          f"medians of {rounds} interleaved rounds")
     print(f"{'members':>8} {'loop steps/s':>13} {'1 process':>10} {'× loop':>7} {f'{CORES} processes':>12} "
           f"{'× loop':>7} {'dask':>10} {'× loop':>7}")
+    first_start = math.nan
     for count in (1, 10, 100, 1000):
         problems = [SYSTEM.problem(j, count) for j in range(count + 1)][:count]
         initial = (np.stack([p.g0 for p in problems]), np.stack([p.eta0 for p in problems]))
         looped = problems[:LOOP_LIMIT]
-        lm.integrate(looped[0], METHOD, H, n_steps=STEPS)
-        loop = best_of(lambda: [lm.integrate(p, METHOD, H, n_steps=STEPS) for p in looped])
-        loop_rate = len(looped) * STEPS / loop
+
+        def loop() -> list[lm.Solution[lm.Vector]]:
+            return [lm.integrate(p, METHOD, H, n_steps=STEPS) for p in looped]
 
         def ensemble(on: object = None, workers: int = 1) -> lm.Ensemble[lm.Vector]:
             return lm.integrate_ensemble(problems[0], METHOD, H, n_steps=STEPS, initial=initial,
                                          client=on, workers=workers)  # type: ignore[arg-type]
 
-        row = f"{count:8d} {loop_rate:13.0f}"
-        for on, workers in [(None, 1), (None, -1)] + ([(client, 1)] if client is not None else []):
-            started = time.perf_counter()
-            ensemble(on, workers)
+        configurations = [(None, 1), (None, -1)] + ([(client, 1)] if client is not None else [])
+        loop()
+        for on, workers in configurations:
+            warm_up = seconds(lambda: ensemble(on, workers))
             if workers == -1 and count == 1:
-                first_start = time.perf_counter() - started
-            rate = count * STEPS / best_of(lambda: ensemble(on, workers))
-            row += f" {rate:{12 if workers == -1 else 10}.0f} {rate / loop_rate:7.1f}"
+                first_start = warm_up
+        loop_rates, rates = [], np.zeros((rounds, len(configurations)))
+        for r in range(rounds):
+            loop_rates.append(len(looped) * STEPS / seconds(loop))
+            for c, (on, workers) in enumerate(configurations):
+                rates[r, c] = count * STEPS / seconds(lambda: ensemble(on, workers))
+        ratios = rates / np.array(loop_rates)[:, None]
+        row = f"{count:8d} {np.median(loop_rates):13.0f}"
+        for c, (_, workers) in enumerate(configurations):
+            row += f" {np.median(rates[:, c]):{12 if workers == -1 else 10}.0f} {np.median(ratios[:, c]):7.1f}"
         print(row)
     print(f"first call with workers=-1 (starting the processes, compiling from the disk cache): {first_start:.1f} s")
     if client is not None:
