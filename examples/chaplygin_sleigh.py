@@ -15,7 +15,7 @@ import matplotlib
 import numpy as np
 
 import liemech as lm
-from liemech.integrators.vprk import NonholonomicMultiplier
+from liemech.methods.vprk.scheme import NonholonomicMultiplier
 from liemech.systems import ChaplyginSleigh
 
 H, T = 0.05, 20.0

@@ -6,9 +6,9 @@ from typing import TypeVar
 import numpy as np
 
 from liemech.groups.base import LieGroup
-from liemech.integrators.solution import Solution, unstack
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
+from liemech.run.solution import Solution, unstack
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")

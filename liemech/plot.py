@@ -17,7 +17,7 @@ from liemech.groups.euclidean import Rn
 from liemech.groups.product import ProductGroup
 from liemech.groups.se2 import SE2
 from liemech.groups.so3 import SO3
-from liemech.integrators.solution import Solution
+from liemech.run.solution import Solution
 from liemech.mechanics.problem import Problem
 from liemech.testing.order import estimate_order
 from liemech.types import Matrix, Vector

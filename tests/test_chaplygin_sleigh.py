@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.integrators.method import NodeState
-from liemech.integrators.vprk import NonholonomicMultiplier, VPRKEquations
+from liemech.methods.method import NodeState
+from liemech.methods.vprk.scheme import NonholonomicMultiplier, VPRKEquations
 from liemech.systems import ChaplyginSleigh
 
 SLEIGH = ChaplyginSleigh()

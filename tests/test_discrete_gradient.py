@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.discrete_gradient import discrete_derivative
-from liemech.finite_differences import jacobian
-from liemech.integrators import NodeState
-from liemech.integrators.discrete_gradient_penalty import PenaltyEquations, PenaltyVariant
+from liemech.methods import NodeState
+from liemech.methods.discrete_gradient.penalty import PenaltyEquations, PenaltyVariant
+from liemech.numerics.discrete_derivative import discrete_derivative
 from liemech.solvers.compiled_newton import Status
 from liemech.systems.double_spherical_pendulum import DoubleSphericalPendulum
 from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.testing import estimate_order
+from liemech.testing.finite_differences import jacobian
 
 
 def f_jnp(x: jax.Array) -> jax.Array:
@@ -237,7 +237,7 @@ def test_condition_numbers() -> None:
     """Spec §I.8 on the pendulum released from rest with collinear horizontal rods: the multiplier
     scheme's Newton matrix has cond ∝ h⁻³ with the printed rows and ∝ h⁻² with rows scaled by h;
     the penalty's grows like (μh)² while μh² ≲ 1."""
-    from liemech.integrators.conditioning import newton_condition_number
+    from liemech.testing.conditioning import newton_condition_number
 
     pendulum = DoubleSphericalPendulum(q0=np.array([1.0, 0.0, 0.0, 2.0, 0.0, 0.0]), v0=np.zeros(6))
     problem = pendulum.problem()

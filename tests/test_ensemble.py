@@ -12,8 +12,8 @@ import pytest
 from numpy.typing import NDArray
 
 import liemech as lm
-from liemech.integrators.local_pool import local_pool
-from liemech.integrators.shared_results import collect, share
+from liemech.run.local_pool import local_pool
+from liemech.run.shared_results import collect, share
 from liemech.systems import ChaoticNonholonomic, HeavyTop
 
 CHAOTIC = ChaoticNonholonomic()

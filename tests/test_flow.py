@@ -11,10 +11,16 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.integrators.method import NodeState
-from liemech.integrators.vprk import VPRKEquations
-from liemech.systems import (ConstrainedHeavyTop, DoublePendulum, DoubleSphericalPendulum, HeavyTop,
-                             SphericalPendulum, VerticalDisc)
+from liemech.methods.method import NodeState
+from liemech.methods.vprk.scheme import VPRKEquations
+from liemech.systems import (
+    ConstrainedHeavyTop,
+    DoublePendulum,
+    DoubleSphericalPendulum,
+    HeavyTop,
+    SphericalPendulum,
+    VerticalDisc,
+)
 
 P = TypeVar("P")
 

@@ -14,12 +14,12 @@ import pytest
 
 import liemech as lm
 from liemech.diagnostics import holonomic_residuals, velocity_constraint
-from liemech.finite_differences import jacobian as fd_jacobian
-from liemech.integrators import NodeState
-from liemech.integrators.ggl_base import GGLMethod
+from liemech.methods import NodeState
+from liemech.methods.ggl.base import GGLMethod
 from liemech.solvers import compiled_newton
 from liemech.systems import FourParticles, GyroscopicTop, SphericalPendulum
 from liemech.testing import estimate_order
+from liemech.testing.finite_differences import jacobian as fd_jacobian
 from liemech.testing.symplecticity import (
     constrained_variations,
     one_step_jacobian,

@@ -11,15 +11,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from liemech.discrete_gradient import ROUNDOFF, discrete_derivative
-from liemech.finite_differences import jacobian
 from liemech.groups.so3 import exp_matrix, skew
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.numerics.discrete_derivative import ROUNDOFF, discrete_derivative
 from liemech.systems import DirectorTop, FourParticles, GyroscopicTop, SphericalPendulum
 from liemech.systems.director_top import orthonormality_hessians
+from liemech.testing.finite_differences import jacobian
 from liemech.types import Matrix, Vector
 
 PENDULUM = SphericalPendulum()

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.finite_differences import jacobian
-from liemech.integrators.method import NodeState
-from liemech.integrators.vprk import VPRKEquations
+from liemech.methods.method import NodeState
+from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.testing import estimate_order
+from liemech.testing.finite_differences import jacobian
 
 PENDULUM = CartesianPendulum()
 TOP = ConstrainedHeavyTop()

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
-from liemech.solvers.lu import LAPACK_CHUNK_WORK, lu_factor, lu_solve, lu_solve_transposed, solve
+from liemech.numerics.lu import LAPACK_CHUNK_WORK, lu_factor, lu_solve, lu_solve_transposed, solve
 
 EPS = float(np.finfo(np.float64).eps)
 

@@ -6,8 +6,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import liemech as lm
-from liemech.finite_differences import jacobian
 from liemech.systems import HeavyTop
+from liemech.testing.finite_differences import jacobian
 
 TOP = HeavyTop()
 

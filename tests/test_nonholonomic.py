@@ -15,12 +15,12 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import liemech as lm
+from liemech.methods.method import NodeState
+from liemech.methods.vprk.scheme import NonholonomicMultiplier, VPRKEquations
 from liemech.systems.ball_on_turntable import BallOnTurntable
 from liemech.systems.chaotic_nonholonomic import ChaoticNonholonomic, mean_squared_energy_error
 from liemech.systems.cvt import CVT
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
-from liemech.integrators.method import NodeState
-from liemech.integrators.vprk import NonholonomicMultiplier, VPRKEquations
 from liemech.systems.vertical_disc import VerticalDisc
 from liemech.testing import estimate_order
 

@@ -9,13 +9,13 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import liemech as lm
-from liemech.finite_differences import jacobian
-from liemech.integrators.method import NodeState
-from liemech.integrators.midpoint_vi import MidpointEquations
-from liemech.integrators.simpson import SimpsonEquations
+from liemech.methods.method import NodeState
+from liemech.methods.variational.midpoint import MidpointEquations
+from liemech.methods.variational.simpson import SimpsonEquations
 from liemech.solvers.newton import EPS
 from liemech.systems.lagrange_top import LagrangeTop
 from liemech.testing import estimate_order
+from liemech.testing.finite_differences import jacobian
 
 TOP = LagrangeTop()
 

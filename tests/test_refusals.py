@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.integrators.compiled import convergence_error
-from liemech.integrators.method import NodeState, Stepper, StepReport
 from liemech.mechanics import point_masses
+from liemech.methods.compiled import convergence_error
+from liemech.methods.method import NodeState, Stepper, StepReport
 from liemech.solvers.compiled_newton import Status
 from liemech.systems import CartesianPendulum, GyroscopicTop, HeavyTop, NonholonomicParticle
 

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.solvers.reverse_jvp import reverse_mode_jvp
+from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 
 
 def f(pair: tuple[jax.Array, jax.Array], t: jax.Array) -> jax.Array:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.integrators import NodeState
+from liemech.methods import NodeState
 from liemech.systems import CartesianPendulum
 from liemech.systems.heavy_top import HeavyTop
 from liemech.testing import (

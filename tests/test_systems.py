@@ -8,8 +8,8 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import liemech as lm
-from liemech.finite_differences import jacobian
 from liemech.systems import HeavyTop, HenonHeiles, Pendulum
+from liemech.testing.finite_differences import jacobian
 
 TOP = HeavyTop()
 HH = HenonHeiles()

@@ -11,13 +11,13 @@ import pytest
 import scipy.optimize
 
 import liemech as lm
-from liemech.finite_differences import jacobian
-from liemech.integrators import NodeState
-from liemech.integrators.vprk import VPRKEquations
+from liemech.methods import NodeState
+from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.systems import ConstrainedHeavyTop, RollingDisc, VerticalDisc
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
 from liemech.testing import estimate_order
+from liemech.testing.finite_differences import jacobian
 
 TOP = HeavyTop()
 STEPS = [10, 20, 40, 80]

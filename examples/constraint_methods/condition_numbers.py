@@ -8,8 +8,8 @@ Run: .venv/bin/python examples/constraint_methods/condition_numbers.py
 import numpy as np
 
 import liemech as lm
-from liemech.integrators.conditioning import newton_condition_number
 from liemech.systems import DoubleSphericalPendulum
+from liemech.testing.conditioning import newton_condition_number
 
 
 def main() -> None:

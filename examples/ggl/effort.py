@@ -16,7 +16,7 @@ Run: .venv/bin/python examples/ggl/effort.py   (about 25 s)
 import numpy as np
 
 import liemech as lm
-from liemech.integrators import InitialGuess
+from liemech.methods import InitialGuess
 from liemech.systems import FourParticles
 
 H_STEP, T_FINAL, REPEATS = 0.01, 10.0, 2

@@ -17,7 +17,7 @@ from jax.typing import ArrayLike
 from liemech.groups.base import LieGroup, Retraction
 from liemech.groups.validation import expect_shape
 from liemech.jax_support import array_method
-from liemech.solvers.lu import solve
+from liemech.numerics.lu import solve
 from liemech.types import Matrix, Vector, VectorLike
 
 SINGULAR_TOL: Final = 1e-12

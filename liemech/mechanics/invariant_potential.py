@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.discrete_gradient import ROUNDOFF
+from liemech.numerics.discrete_derivative import ROUNDOFF
 from liemech.types import Matrix, Vector
 
 ScalarFunction = Callable[[float], float]

@@ -13,7 +13,7 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import DERIVATIVE_TOL, checked_call, require_symmetric_positive_definite
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_gradient, trivialised_jacobian
-from liemech.solvers.lu import solve
+from liemech.numerics.lu import solve
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")

@@ -16,7 +16,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
-from liemech.solvers.lu import solve
+from liemech.numerics.lu import solve
 from liemech.types import ForceFunction, Matrix, Vector
 
 P = TypeVar("P")

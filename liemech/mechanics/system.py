@@ -1,7 +1,7 @@
 """ℓ(g, η) = ½ ηᵀ 𝕀(g) η − V(g): the mechanical systems of every example in the papers."""
 
-from collections.abc import Callable
 import functools
+from collections.abc import Callable
 from typing import Generic, TypeVar, cast
 
 import jax
@@ -19,7 +19,7 @@ from liemech.mechanics.callbacks import (
 )
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.trivialised import trivialised_gradient, trivialised_jacobian
-from liemech.solvers.lu import solve
+from liemech.numerics.lu import solve
 from liemech.types import Matrix, OnPoint, PointFunction, Tensor, Vector
 
 P = TypeVar("P")

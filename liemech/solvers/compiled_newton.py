@@ -14,7 +14,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from liemech.solvers import lu
+from liemech.numerics import lu
 from liemech.solvers.newton import EPS, NewtonOptions
 
 

@@ -13,14 +13,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.euclidean import Rn
-from liemech.integrators.ensemble import integrate_ensemble
-from liemech.integrators.method import Method
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
-from liemech.types import Matrix, Vector
+from liemech.methods.method import Method
+from liemech.run.ensemble import integrate_ensemble
 from liemech.systems.built_once import built_once
+from liemech.types import Matrix, Vector
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from liemech.finite_differences import derivative_along, jacobian
 from liemech.groups.base import LieGroup, Retraction
+from liemech.testing.finite_differences import derivative_along, jacobian
 from liemech.testing.report import ConformanceReport
 from liemech.types import Matrix, Vector
 

@@ -25,8 +25,8 @@ import scipy.linalg
 
 from liemech.groups.euclidean import Rn
 from liemech.groups.validation import as_float_array, expect_finite
-from liemech.integrators.method import Method, NodeState
 from liemech.mechanics.problem import Problem
+from liemech.methods.method import Method, NodeState
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")

@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.integrators.discrete_gradient_multiplier import DiscreteGradientMultiplier
-from liemech.integrators.discrete_gradient_penalty import DiscreteGradientPenalty
-from liemech.integrators.integrate import integrate
-from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
+from liemech.methods.discrete_gradient.multiplier import DiscreteGradientMultiplier
+from liemech.methods.discrete_gradient.penalty import DiscreteGradientPenalty
+from liemech.methods.method import NodeState
+from liemech.run.integrate import integrate
 from liemech.types import Vector
 
 P = TypeVar("P")

@@ -25,11 +25,11 @@ from typing import Any, NamedTuple, TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.discrete_gradient import quotients
-from liemech.integrators.compiled import Node, node
-from liemech.integrators.discrete_gradient_base import ConstrainedHamiltonian, EnergyConservingMethod
-from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import Node, node
+from liemech.methods.discrete_gradient.base import ConstrainedHamiltonian, EnergyConservingMethod
+from liemech.methods.method import NodeState
+from liemech.numerics.discrete_derivative import quotients
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import VectorLike

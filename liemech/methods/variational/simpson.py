@@ -14,7 +14,7 @@ coefficients give order 4.
 Newton's unknowns are the increments x = (q_m − q_j, p, q_r − q_j): the nodal velocities are then
 differences of increments, not of angles that grow without bound, and the equations can be solved
 to the round-off of the momenta. Newton's Jacobian is ``jax.jacfwd`` of the equations; the step is
-compiled once per system (see ``liemech.integrators.compiled``).
+compiled once per system (see ``liemech.methods.compiled``).
 """
 
 from collections.abc import Hashable
@@ -23,10 +23,10 @@ from typing import TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledStep, Node, node
-from liemech.integrators.flat import FlatCarry, UnconstrainedRnMethod, equation_scale, flat_carry, rn_lagrangian
-from liemech.integrators.method import NodeState, Traits
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledStep, Node, node
+from liemech.methods.flat import FlatCarry, UnconstrainedRnMethod, equation_scale, flat_carry, rn_lagrangian
+from liemech.methods.method import NodeState, Traits
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import Vector, VectorLike

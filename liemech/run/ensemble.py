@@ -24,19 +24,19 @@ from jax.tree_util import PyTreeDef
 from jax.typing import ArrayLike
 from numpy.typing import NDArray
 
-from liemech.integrators.compiled import CompiledMethod, convergence_error
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_count, checked_flag
-from liemech.integrators.integrate import _number_of_steps, checked_step
-from liemech.integrators.local_pool import check_picklable, discard_pool, local_pool, worker_count
-from liemech.integrators.march import March, advance, start_march
-from liemech.integrators.method import Method
-from liemech.integrators.progress import progress_bar
-from liemech.integrators.shared_results import SharedArrays, collect, share
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
+from liemech.methods.compiled import CompiledMethod, convergence_error
+from liemech.methods.method import Method
+from liemech.run.integrate import _number_of_steps, checked_step
+from liemech.run.local_pool import check_picklable, discard_pool, local_pool, worker_count
+from liemech.run.march import March, advance, start_march
+from liemech.run.progress import progress_bar
+from liemech.run.shared_results import SharedArrays, collect, share
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
 from liemech.types import Matrix, Vector

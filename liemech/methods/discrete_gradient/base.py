@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.validation import checked_real
-from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node
-from liemech.integrators.flat import CONSTRAINED_RN, constrained_mechanics
-from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node
+from liemech.methods.flat import CONSTRAINED_RN, constrained_mechanics
+from liemech.methods.method import NodeState, Scope, Traits
 
 P = TypeVar("P")
 

@@ -17,12 +17,12 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.validation import checked_count
-from liemech.integrators.compiled import CompiledMethod, convergence_error
-from liemech.integrators.integrate import checked_step
-from liemech.integrators.march import advance, start_march
-from liemech.integrators.method import Method
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledMethod, convergence_error
+from liemech.methods.method import Method
+from liemech.run.integrate import checked_step
+from liemech.run.march import advance, start_march
 from liemech.solvers.compiled_newton import Status
 
 P = TypeVar("P")

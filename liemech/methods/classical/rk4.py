@@ -16,13 +16,13 @@ from typing import Literal, TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledStep, Node, node
-from liemech.integrators.method import Traits
-from liemech.integrators.flat import FlatCarry, UnconstrainedRnMethod, flat_carry, rn_lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.trivialised import derivative_in_eta
+from liemech.methods.compiled import CompiledStep, Node, node
+from liemech.methods.flat import FlatCarry, UnconstrainedRnMethod, flat_carry, rn_lagrangian
+from liemech.methods.method import Traits
+from liemech.numerics.lu import solve
 from liemech.solvers.compiled_newton import Status
-from liemech.solvers.lu import solve
 
 P = TypeVar("P")
 

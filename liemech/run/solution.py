@@ -15,7 +15,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups import RETRACTION_KINDS, SE2, SE3, SO2, SO3, LieGroup, ProductGroup, Rn
-from liemech.integrators.interpolation import checked_times, linear, on_group
+from liemech.run.interpolation import checked_times, linear, on_group
 from liemech.types import Matrix, Vector
 
 if TYPE_CHECKING:

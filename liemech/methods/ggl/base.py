@@ -18,10 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.flat import CONSTRAINED_RN, constrained_mechanics
-from liemech.integrators.method import NodeState, Scope
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.flat import CONSTRAINED_RN, constrained_mechanics
+from liemech.methods.method import NodeState, Scope
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import VectorLike

@@ -9,10 +9,10 @@ import jax
 import numpy as np
 
 from liemech.groups.validation import checked_count, checked_flag, checked_real
-from liemech.integrators.compiled import REASONS, CompiledMethod, run
-from liemech.integrators.method import Method, NodeState
-from liemech.integrators.progress import progress_bar
-from liemech.integrators.solution import Metadata, Solution, SolverStats, stack
+from liemech.methods.compiled import REASONS, CompiledMethod, run
+from liemech.methods.method import Method, NodeState
+from liemech.run.progress import progress_bar
+from liemech.run.solution import Metadata, Solution, SolverStats, stack
 from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError

@@ -14,10 +14,10 @@ from typing import TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledStep, Node, node
-from liemech.integrators.method import NodeState, Traits
-from liemech.integrators.flat import FlatCarry, UnconstrainedRnMethod, equation_scale, flat_carry, rn_lagrangian
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledStep, Node, node
+from liemech.methods.flat import FlatCarry, UnconstrainedRnMethod, equation_scale, flat_carry, rn_lagrangian
+from liemech.methods.method import NodeState, Traits
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.types import Vector, VectorLike

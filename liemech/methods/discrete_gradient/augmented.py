@@ -23,11 +23,11 @@ import jax
 import jax.numpy as jnp
 
 from liemech.groups.validation import checked_count, checked_flag, checked_real
-from liemech.integrators.compiled import Node, node
-from liemech.integrators.discrete_gradient_base import EnergyConservingMethod, checked_penalty
-from liemech.integrators.discrete_gradient_penalty import PenaltyCarry, PenaltyEquations, Subproblem
-from liemech.integrators.method import NodeState
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import Node, node
+from liemech.methods.discrete_gradient.base import EnergyConservingMethod, checked_penalty
+from liemech.methods.discrete_gradient.penalty import PenaltyCarry, PenaltyEquations, Subproblem
+from liemech.methods.method import NodeState
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import NewtonOptions, newton_options
 

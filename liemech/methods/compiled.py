@@ -15,11 +15,11 @@ from typing import Any, Final, NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
-from jax.typing import ArrayLike
 import numpy as np
+from jax.typing import ArrayLike
 
-from liemech.integrators.method import Method, NodeState, Stepper, StepReport
 from liemech.mechanics.problem import Problem
+from liemech.methods.method import Method, NodeState, Stepper, StepReport
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_options
 

@@ -24,12 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.discrete_gradient import discrete_derivative
-from liemech.integrators.ggl_base import GGLEquations, GGLMethod, InitialGuess
-from liemech.integrators.method import Traits
 from liemech.mechanics.invariant_potential import QuadraticInvariantPotential
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.methods.ggl.base import GGLEquations, GGLMethod, InitialGuess
+from liemech.methods.method import Traits
+from liemech.numerics.discrete_derivative import discrete_derivative
 from liemech.solvers.newton import NewtonOptions
 from liemech.types import VectorLike
 

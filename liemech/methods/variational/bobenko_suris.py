@@ -26,10 +26,10 @@ import numpy as np
 
 from liemech.groups.so3 import exp_matrix, skew
 from liemech.groups.validation import check_rotation
-from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.method import NodeState, Scope, Traits
 from liemech.solvers.compiled_newton import Status
 from liemech.types import Vector
 

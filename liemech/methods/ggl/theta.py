@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 
 from liemech.groups.validation import checked_real
-from liemech.integrators.ggl_base import GGLEquations, GGLMethod, InitialGuess
-from liemech.integrators.method import Traits
 from liemech.mechanics.problem import Problem
+from liemech.methods.ggl.base import GGLEquations, GGLMethod, InitialGuess
+from liemech.methods.method import Traits
 from liemech.solvers.newton import NewtonOptions
 
 P = TypeVar("P")

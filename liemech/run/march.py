@@ -8,10 +8,10 @@ from typing import NamedTuple, TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledMethod, Node, Step
-from liemech.integrators.method import NodeState
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem, consistent_multiplier
+from liemech.methods.compiled import CompiledMethod, Node, Step
+from liemech.methods.method import NodeState
 from liemech.solvers.compiled_newton import Status
 from liemech.types import Vector
 

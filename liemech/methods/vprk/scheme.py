@@ -67,13 +67,13 @@ import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, Retraction, RetractionKind
 from liemech.groups.euclidean import TranslationRetraction
-from liemech.integrators.compiled import CompiledMethod, CompiledStep, Node, node
-from liemech.integrators.method import NodeState, Scope, Traits
 from liemech.mechanics.problem import Problem, consistent_multiplier
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.method import NodeState, Scope, Traits
+from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions, newton_options
-from liemech.solvers.reverse_jvp import reverse_mode_jvp
 from liemech.tableaux import TableauPair, check_constrained_hypotheses, stability_at_infinity
 from liemech.types import VectorLike
 

@@ -1,5 +1,5 @@
-"""Central finite differences of fourth order, used where the user supplied no derivative
-and by the conformance checks as an independent truth."""
+"""Central finite differences of fourth order: the conformance checks' and the test suite's
+independent truth for derivatives that liemech itself takes by automatic differentiation."""
 
 from collections.abc import Callable
 

@@ -8,12 +8,12 @@ from typing import Any, Final, NamedTuple, TypeVar, cast
 import jax
 import jax.numpy as jnp
 
-from liemech.integrators.compiled import CompiledMethod, CompiledStep
-from liemech.integrators.method import NodeState, Scope, check_scope
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.methods.compiled import CompiledMethod, CompiledStep
+from liemech.methods.method import NodeState, Scope, check_scope
 from liemech.types import Matrix, VectorLike
 
 P = TypeVar("P")

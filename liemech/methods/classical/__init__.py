@@ -1,0 +1,1 @@
+"""Classical explicit methods, kept as references beside the structure-preserving ones."""
