@@ -5,6 +5,8 @@ then a batch of initial velocities with ``jax.vmap``.
 Run: .venv/bin/python examples/sensitivity.py
 """
 
+import os
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,11 +14,14 @@ import numpy as np
 import liemech as lm
 from liemech.systems import HeavyTop
 
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: 10 steps instead of 100
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
 
 def main() -> None:
     top = HeavyTop()
     problem = top.problem()
-    final = lm.flow(problem, lm.VPRK(lm.lobatto(3)), h=0.01, n_steps=100)
+    final = lm.flow(problem, lm.VPRK(lm.lobatto(3)), h=0.01, n_steps=10 if FAST else 100)
 
     def momentum_at_T(eta0: jax.Array) -> jax.Array:
         return final(eta0=eta0).mu

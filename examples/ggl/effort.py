@@ -13,13 +13,18 @@ and the shortest wall time kept.
 Run: .venv/bin/python examples/ggl/effort.py   (about 25 s)
 """
 
+import os
+
 import numpy as np
 
 import liemech as lm
 from liemech.methods import InitialGuess
 from liemech.systems import FourParticles
 
-H_STEP, T_FINAL, REPEATS = 0.01, 10.0, 2
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: T = 0.2, one run
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
+H_STEP, T_FINAL, REPEATS = (0.01, 0.2, 1) if FAST else (0.01, 10.0, 2)
 GUESSES: tuple[InitialGuess, ...] = ("simple", "advanced")
 
 

@@ -14,6 +14,7 @@ alternates from step to step, also the mean of the last two).
 Run: .venv/bin/python examples/ggl/four_particles.py   (about 15 s)
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,8 +30,11 @@ from liemech.systems import FourParticles  # noqa: E402
 from liemech.testing import estimate_order  # noqa: E402
 from liemech.types import Vector  # noqa: E402
 
-H_RUN, T_RUN = 0.01, 10.0
-T_ORDER, STEPS, H_REFERENCE = 0.1, (1e-2, 1e-3, 1e-4), 1e-5
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: T = 0.5, two coarse steps against a reference at h = 1e-3
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
+H_RUN, T_RUN = 0.01, 0.5 if FAST else 10.0
+T_ORDER, STEPS, H_REFERENCE = (0.1, (1e-2, 5e-3), 1e-3) if FAST else (0.1, (1e-2, 1e-3, 1e-4), 1e-5)
 
 
 def final_multiplier(label: str, sol: lm.Solution[Vector]) -> Vector:

@@ -12,6 +12,7 @@ scheme BS99, under the papers' Newton protocol (``NewtonOptions.metis()``) and t
 Run: .venv/bin/python examples/ggl/gyroscopic_top.py   (about 15 s)
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -27,8 +28,11 @@ from liemech.systems import GyroscopicTop  # noqa: E402
 from liemech.testing import estimate_order  # noqa: E402
 from liemech.types import Vector  # noqa: E402
 
-H_RUN, T_RUN = 0.002, 2.0
-T_ORDER, STEPS, H_REFERENCE = 0.001, (1e-4, 5e-5, 1e-5), 5e-7
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: T = 0.1, two steps against a reference at h = 1e-5
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
+H_RUN, T_RUN = 0.002, 0.1 if FAST else 2.0
+T_ORDER, STEPS, H_REFERENCE = (0.001, (1e-4, 5e-5), 1e-5) if FAST else (0.001, (1e-4, 5e-5, 1e-5), 5e-7)
 
 
 def trajectory(top: GyroscopicTop, problem: lm.Problem[Vector]) -> dict[str, tuple[list[float], list[float]]]:

@@ -12,6 +12,7 @@ do. ``G v`` uses v = ``sol.eta`` (for VI-S, EM that is M⁻¹p); for VI-S the st
 Run: .venv/bin/python examples/ggl/pendulum.py   (about 8 s, mostly compilation)
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -26,7 +27,10 @@ from liemech.diagnostics import holonomic_residuals, velocity_constraint  # noqa
 from liemech.systems import SphericalPendulum  # noqa: E402
 from liemech.types import Vector  # noqa: E402
 
-H_STEP, T_FINAL = 0.05, 10.0
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: T = 1
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
+H_STEP, T_FINAL = 0.05, 1.0 if FAST else 10.0
 
 
 def energy_function(pendulum: SphericalPendulum, q: Vector, p: Vector, v: Vector) -> float:

@@ -17,6 +17,7 @@ Run: .venv/bin/python examples/ggl/stability.py                  (T = 1000: abou
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -26,7 +27,10 @@ from paper_schemes import paper_schemes
 from liemech.systems import FourParticles
 from liemech.types import Vector
 
-STEPS = (0.04, 0.05, 0.25, 0.675)
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: h = 0.25 up to T = 2
+FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"
+
+STEPS = (0.25,) if FAST else (0.04, 0.05, 0.25, 0.675)
 BLOW_UP = 10.0
 
 
@@ -56,7 +60,7 @@ def run(system: FourParticles, problem: lm.Problem[Vector], method: lm.Method, h
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--t-final", type=float, default=1000.0, help="horizon T (default 1000)")
+    parser.add_argument("--t-final", type=float, default=2.0 if FAST else 1000.0, help="horizon T (default 1000)")
     args = parser.parse_args()
     t_final = float(args.t_final)
     if not t_final > 0.0:

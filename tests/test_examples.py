@@ -1,0 +1,20 @@
+"""Every example script at the top of examples/ runs in its quick mode (tests/example_scripts.py);
+the papers' folders are in tests/test_paper_examples.py."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.example_scripts import run_fast, scripts
+
+SCRIPTS = scripts("*.py")
+
+
+def test_every_example_is_found() -> None:
+    assert len(SCRIPTS) >= 15 and "demo.py" in SCRIPTS and "rolling_disc.py" in SCRIPTS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_example_runs_in_fast_mode(script: str, tmp_path: Path) -> None:
+    run_fast(script, tmp_path)
