@@ -10,10 +10,13 @@
   retractions.
 
 Exit codes: 0 on success, 1 when a run does not converge, a conformance check fails or an order
-cannot be fitted, 2 on bad arguments (including a method that refuses the system).
+cannot be fitted, 2 on bad arguments (including a method that refuses the system, an output path
+that cannot be written or a step that does not divide the end time). Arguments and output paths are
+checked before any integration starts; every error is one line on stderr.
 """
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -25,6 +28,7 @@ import numpy as np
 import liemech as lm
 from liemech import plot
 from liemech.diagnostics import drift
+from liemech.run.integrate import MAX_STEPS, whole_steps
 from liemech.systems.catalogue import SYSTEMS, Entry
 from liemech.tableaux import TableauPair, satisfies_H1_H3, satisfies_H1p_H2p
 from liemech.testing import ConformanceReport, check_group, check_retraction, estimate_order, point_distance
@@ -178,6 +182,44 @@ def _method(args: argparse.Namespace) -> lm.Method:
     return method
 
 
+def _check_folder(path: str | None, option: str) -> None:
+    """ValueError naming ``option`` unless ``path`` (when given) names a file in an existing,
+    writable folder."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"argument {option}: expected a file name, got the folder {path!r}")
+    if not os.path.isdir(folder):
+        raise ValueError(f"argument {option}: the folder {folder!r} of {path!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"argument {option}: cannot write into the folder {folder!r} of {path!r}")
+
+
+def _check_figure(path: str | None) -> None:
+    """ValueError naming --plot unless ``path`` (when given) can take a figure: an existing folder
+    and a format matplotlib writes."""
+    if path is not None:
+        _check_folder(path, "--plot")
+        plot.check_figure_path(path, "argument --plot")
+
+
+def _step_count(h: float, t_final: float) -> int:
+    """N with N·h = t_final, else ValueError in the command line's terms: --h too small to count
+    the steps, or not dividing --t-final (with a step that does and an end time that does)."""
+    ratio = t_final / h
+    if not ratio <= MAX_STEPS:
+        raise ValueError(f"argument --h: {h:g} is too small for --t-final {t_final:g}: the step count "
+                         f"--t-final / --h = {ratio:.3g} is too large (at most 2**63 − 1); choose a larger --h")
+    n = whole_steps(h, t_final)
+    if n is None:
+        near = max(1, round(ratio))
+        raise ValueError(f"argument --h: --t-final {t_final:g} is not a whole number of steps of --h {h:g} "
+                         f"(--t-final / --h = {ratio:.6g}); try --h {t_final / near!r} (--t-final / {near}) "
+                         f"or --t-final {near * h:.12g}")
+    return n
+
+
 def _list() -> int:
     width = max(map(len, [*SYSTEMS, *METHODS])) + 2
     print("systems (liemech run SYSTEM):")
@@ -191,9 +233,13 @@ def _list() -> int:
 
 def _run(entry: Entry[P], args: argparse.Namespace) -> int:
     method = _method(args)
-    problem = entry.problem()
+    _check_figure(args.plot)
+    _check_folder(args.save, "--save")
     h, t_final = args.h or entry.h, args.t_final or entry.t_final
-    sol = lm.integrate(problem, method, h, t_final, progress=True)
+    n_steps = _step_count(h, t_final)
+    problem = entry.problem()
+    method.check(problem)
+    sol = lm.integrate(problem, method, h, n_steps=n_steps, progress=True)
     iterations = sol.stats.iterations[1:]
     print(f"system: {args.system} ({entry.description})")
     print(f"method: {method.name}")
@@ -207,9 +253,10 @@ def _run(entry: Entry[P], args: argparse.Namespace) -> int:
         for name, values in plot.residual_norms(sol, problem).items():
             print(f"constraint residual max{name}: {float(np.max(values)):.3e}")
     if args.plot:
-        figures = {"energy": lambda: plot.energy(sol, entry.energy, entry.invariants),
-                   "trajectory": lambda: plot.trajectory(sol, problem.group),
-                   "constraints": lambda: plot.constraint_residuals(sol, problem)}
+        title = f"{args.system}, {method.name}"
+        figures = {"energy": lambda: plot.energy(sol, entry.energy, entry.invariants, title=title),
+                   "trajectory": lambda: plot.trajectory(sol, problem.group, title=title),
+                   "constraints": lambda: plot.constraint_residuals(sol, problem, title=title)}
         figures[args.figure]().savefig(args.plot)
         print(f"figure: {args.plot}")
     if args.save:
@@ -220,16 +267,24 @@ def _run(entry: Entry[P], args: argparse.Namespace) -> int:
 
 def _order(entry: Entry[P], args: argparse.Namespace) -> int:
     method = _method(args)
-    problem = entry.problem()
+    _check_figure(args.plot)
+    if args.h is not None and len(set(args.h)) < 2:
+        raise ValueError(f"argument --h: expected at least two different steps, got "
+                         f"{' '.join(f'{h:g}' for h in args.h)}")
     t_final = args.t_final or entry.t_final
     steps = sorted(args.h or [k * entry.h for k in ORDER_STEPS], reverse=True)
+    counts = [_step_count(h, t_final) for h in steps]
+    h_ref = steps[-1] / REFERENCE_REFINEMENT
+    n_ref = _step_count(h_ref, t_final) if entry.reference is None else 0
+    problem = entry.problem()
+    method.check(problem)
     if entry.reference is not None:
         reference, source = entry.reference(t_final), "the system's reference solution"
     else:
-        h_ref = steps[-1] / REFERENCE_REFINEMENT
-        reference = lm.integrate(problem, method, h_ref, t_final, progress=True).point(-1)
+        reference = lm.integrate(problem, method, h_ref, n_steps=n_ref, progress=True).point(-1)
         source = f"the same method at h = {h_ref:g}"
-    errors = [point_distance(lm.integrate(problem, method, h, t_final).point(-1), reference) for h in steps]
+    errors = [point_distance(lm.integrate(problem, method, h, n_steps=n).point(-1), reference)
+              for h, n in zip(steps, counts)]
     print(f"{args.system} with {method.name}: error max|g_N − g(T)| at T = {t_final:g} against {source}")
     print(f"{'h':>12}{'error':>14}{'local slope':>14}")
     for i, (h, error) in enumerate(zip(steps, errors)):
@@ -244,7 +299,8 @@ def _order(entry: Entry[P], args: argparse.Namespace) -> int:
     print(f"fitted slope: {fit.slope:.2f} (theory {method.traits.order}; over h = "
           f"{', '.join(f'{h:g}' for h in fit.steps_used)})")
     if args.plot:
-        plot.convergence(steps, {"max|g_N − g(T)|": errors}, slopes=[method.traits.order]).savefig(args.plot)
+        plot.convergence(steps, {"max|g_N − g(T)|": errors}, slopes=[method.traits.order],
+                         title=f"{args.system}, {method.name}: error at T = {t_final:g}").savefig(args.plot)
         print(f"figure: {args.plot}")
     return 0
 
@@ -291,14 +347,19 @@ VERBS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": _on_system(_run), "order": _on_system(_order), "check-group": _check_group}
 
 
+def _one_line(error: BaseException) -> str:
+    """The error's message on one line."""
+    return " ".join(str(error).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     args = _parser().parse_args(argv)
     try:
         return _list() if args.verb == "list" else VERBS[args.verb](args)
-    except (ValueError, TypeError) as error:
-        print(f"liemech {args.verb}: error: {error}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as error:
+        print(f"liemech {args.verb}: error: {_one_line(error)}", file=sys.stderr)
         return 2
-    except (lm.ConvergenceError, ImportError) as error:
-        print(f"liemech {args.verb}: {error}", file=sys.stderr)
+    except (lm.ConvergenceError, ImportError, RuntimeError) as error:
+        print(f"liemech {args.verb}: {_one_line(error)}", file=sys.stderr)
         return 1

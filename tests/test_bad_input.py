@@ -1,4 +1,5 @@
-"""Bad points: every group rejects them with a ValueError naming the argument and the defect."""
+"""Bad input: every group rejects bad points with a ValueError naming the argument and the defect,
+and integrate a step count too large to count."""
 
 import math
 from collections.abc import Callable
@@ -148,3 +149,17 @@ def test_stacks_of_points_need_a_member_axis() -> None:
         lm.ProductGroup(lm.SO3(), lm.Rn(2)).check_points((np.stack([np.eye(3)] * 2), np.zeros((3, 2))), "g0")
     with pytest.raises(ValueError, match=r"g0\[1\] must be homogeneous with last row"):
         lm.SE2().check_points(np.stack([np.eye(3), np.ones((3, 3))]), "g0")
+
+
+def test_integrate_refuses_a_step_count_too_large_to_count() -> None:
+    """t_final / h = 2e30 (and ∞) steps cannot be counted in 64 bits: a ValueError naming h, t_final
+    and the step count, before any step (no OverflowError from deep inside the run)."""
+    problem = lm.Problem(lm.MechanicalSystem(lm.Rn(1), np.eye(1), lambda q: 0.5 * q @ q), np.zeros(1), np.ones(1))
+    method = lm.VPRK(lm.lobatto(3))
+    with pytest.raises(ValueError, match=r"h = 1e-30 and t_final = 2\.0: the step count t_final / h = 2e\+30 is too "
+                                         r"large"):
+        lm.integrate(problem, method, h=1e-30, t_final=2)
+    with pytest.raises(ValueError, match=r"the step count t_final / h = inf is too large"):
+        lm.integrate(problem, method, h=1e-300, t_final=1e300)
+    with pytest.raises(ValueError, match=r"n_steps = 9223372036854775808 is too large"):
+        lm.integrate(problem, method, h=0.1, n_steps=2**63)

@@ -123,12 +123,33 @@ def test_an_unknown_system_exits_2_from_the_command_line(tmp_path: Path) -> None
     (["check-group", "so4"], "argument GROUP: unknown group 'so4'"),
     (["run", "heavy-top", "--h", "0"], "argument --h: must be a positive number, got '0'"),
     (["order", "heavy-top", "--h", "0.1", "-0.05"], "argument --h: must be a positive number, got '-0.05'"),
-    (["run", "heavy-top", "--h", "0.3"], "t_final / h = 6.666666666666667 is not a whole number of steps"),
+    (["run", "heavy-top", "--h", "0.3"], "argument --h: --t-final 2 is not a whole number of steps of --h 0.3"),
+    (["run", "heavy-top", "--h", "1e-300"], "argument --h: 1e-300 is too small for --t-final 2: the step count "
+                                            "--t-final / --h = 2e+300 is too large"),
+    (["run", "heavy-top", "--h", "abc"], "argument --h: must be a positive number, got 'abc'"),
+    (["run", "heavy-top", "--t-final", "inf"], "argument --t-final: must be a positive number, got 'inf'"),
+    (["order", "heavy-top", "--h", "0.1"], "argument --h: expected at least two different steps, got 0.1"),
+    (["order", "heavy-top", "--h", "0.1", "0.1"], "argument --h: expected at least two different steps, got 0.1 0.1"),
+    (["order", "heavy-top", "--h", "0.1", "0.3"], "argument --h: --t-final 2 is not a whole number of steps of --h 0.3"),
+    (["order", "heavy-top", "--h", "1e-300", "1e-299"], "argument --h: 1e-299 is too small for --t-final 2"),
+    (["run", "heavy-top", "--save", "/missing/dir/x.npz"],
+     "argument --save: the folder '/missing/dir' of '/missing/dir/x.npz' does not exist"),
+    (["run", "heavy-top", "--save", "."], "argument --save: expected a file name, got the folder '.'"),
+    (["run", "heavy-top", "--plot", "/missing/dir/x.png"],
+     "argument --plot: the folder '/missing/dir' of '/missing/dir/x.png' does not exist"),
+    (["run", "heavy-top", "--plot", "x.xyz"], "argument --plot: unknown figure format '.xyz' of 'x.xyz'; expected a "
+                                              "path ending in "),
+    (["order", "heavy-top", "--plot", "order"], "argument --plot: unknown figure format '(no suffix)'"),
     (["run", "heavy-top", "--method", "simpson"], "SimpsonVI() works on Rn(n) configuration spaces, got SO3()"),
     (["run", "pendulum", "--method", "rk4", "--retraction", "exp"], "--retraction applies to the VPRK methods"),
 ])
 def test_bad_arguments_exit_2_with_a_one_line_message(
-        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each is refused with exit code 2 and one line naming the argument, before any integration."""
+    def no_integration(*args: object, **kwargs: object) -> None:
+        raise AssertionError("integrated before checking the arguments")
+
+    monkeypatch.setattr(lm, "integrate", no_integration)
     try:
         code = main(argv)
     except SystemExit as exit_:  # argparse's usage errors
@@ -136,6 +157,28 @@ def test_bad_arguments_exit_2_with_a_one_line_message(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_step_that_does_not_divide_t_final_suggests_a_step_and_an_end_time_that_do(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """For --h 0.3 and the default T = 2 the message suggests --h = 2/7 and --t-final = 7 × 0.3;
+    with either, T / h is within 1e-12 of the whole number 7."""
+    assert main(["run", "heavy-top", "--h", "0.3"]) == 2
+    err = capsys.readouterr().err
+    match = re.search(r"try --h (\S+) \(--t-final / 7\) or --t-final (\S+)$", err.strip())
+    assert match is not None, err
+    h, t_final = float(match.group(1)), float(match.group(2))
+    assert abs(2.0 / h - 7.0) <= 1e-12 and abs(t_final / 0.3 - 7.0) <= 1e-12
+    assert "n_steps" not in err  # the command line has no such option
+
+
+def test_run_reports_the_no_slip_residual_of_the_rolling_disc(capsys: pytest.CaptureFixture[str]) -> None:
+    """The rolling disc has a holonomic contact and nonholonomic rolling: the summary prints
+    |Φ|, |Bη| and |φ(g, η)|, each at round-off (Lobatto IIIA keeps both constraints at the nodes)."""
+    assert main(["run", "rolling-disc", "--h", "0.05", "--t-final", "0.2"]) == 0
+    out = capsys.readouterr().out
+    for name in ("|Φ(g)|", "|B(g)η|", "|φ(g, η)|"):
+        assert number(f"constraint residual max{name}:", out) <= 1e-13
 
 
 def test_a_failed_check_or_a_failed_step_exits_1(
@@ -180,3 +223,72 @@ def test_constrained_heavy_top_integrals_are_those_of_the_reduced_top() -> None:
     assert entry.energy(problem.g0, problem.mu0) == pytest.approx(top.energy(R, pivot_momentum), abs=1e-14)
     (momentum,) = entry.invariants.values()
     assert momentum(problem.g0, problem.mu0) == pytest.approx(top.noether_momentum(R, pivot_momentum), abs=1e-14)
+
+
+NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def shown_commands(page: Path) -> list[tuple[list[str], list[str]]]:
+    """The ``$ liemech …`` commands of the page's ```text blocks, each with the lines shown after it
+    (up to the next command or the end of the block; lines that are only "…" left out)."""
+    commands: list[tuple[list[str], list[str]]] = []
+    for block in page.read_text().split("```text\n")[1:]:
+        shown: list[str] | None = None  # lines of a block before its first command belong to none
+        for line in block.split("```", 1)[0].splitlines():
+            if line.startswith("$ liemech "):
+                shown = []
+                commands.append((line.split()[2:], shown))
+            elif shown is not None and line.strip() and line.strip() != "…":
+                shown.append(line)
+    return commands
+
+
+ROUNDOFF_LEVEL = 1e-12
+
+
+def shows(expected: str, actual: str) -> bool:
+    """``actual`` is the line ``expected``, where "…" stands for any text and each number agrees to
+    the precision it is printed with (one unit of its last digit; a wall time may differ). A number
+    shown at round-off level (below ROUNDOFF_LEVEL) only has to be printed at round-off level: its
+    digits depend on the machine's floating-point kernels."""
+    parts = NUMBER.split(expected)
+    numbers = NUMBER.findall(expected)
+    pattern = "".join(re.escape(part).replace("…", ".*?") + (f"({NUMBER.pattern})" if i < len(numbers) else "")
+                      for i, part in enumerate(parts))
+    match = re.fullmatch(pattern, actual)
+    if match is None:
+        return False
+    if expected.startswith("wall time:"):
+        return True
+    for shown, printed in zip(numbers, match.groups()):
+        if 0.0 < abs(float(shown)) < ROUNDOFF_LEVEL:
+            if not abs(float(printed)) < ROUNDOFF_LEVEL:
+                return False
+            continue
+        mantissa = shown.lower().split("e")[0]
+        exponent = int(shown.lower().split("e")[1]) if "e" in shown.lower() else 0
+        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        if abs(float(shown) - float(printed)) > 1.01 * 10.0 ** (exponent - decimals):
+            return False
+    return True
+
+
+@pytest.mark.slow
+def test_the_commands_of_docs_cli_print_what_the_page_shows(tmp_path: Path) -> None:
+    """Every ``$ liemech`` command of docs/cli.md, run in a fresh folder: each line the page shows
+    after it is a line of its stdout or stderr."""
+    commands = shown_commands(Path(__file__).resolve().parent.parent / "docs" / "cli.md")
+    assert len(commands) >= 8
+    for argv, lines in commands:
+        out = liemech(*argv, cwd=tmp_path)
+        printed = (out.stdout + out.stderr).splitlines()
+        missing = [line for line in lines if not any(shows(line, actual) for actual in printed)]
+        assert not missing, f"liemech {' '.join(argv)}: not printed:\n" + "\n".join(missing) + "\n---\n" + out.stdout
+
+
+def test_shows_compares_numbers_to_the_printed_precision() -> None:
+    assert shows("mean 4.00, max 4", "mean 4.00, max 4") and not shows("mean 4.00, max 4", "mean 3.00, max 4")
+    assert shows("drift 5.247e-10", "drift 5.248e-10") and not shows("drift 5.247e-10", "drift 5.251e-10")
+    assert shows("wall time: 3.33 s", "wall time: 1.20 s") and shows("choose from 'a', …)", "choose from 'a', 'b')")
+    assert not shows("steps: 1000", "steps: 1000 (h = 0.01)")
+    assert shows("drift 1.021e-14", "drift 3.3e-15") and not shows("drift 1.021e-14", "drift 2.0e-11")

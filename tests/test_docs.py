@@ -122,13 +122,17 @@ def test_systems_page_lists_every_system() -> None:
 
 
 def test_gallery_shows_small_images_with_captions() -> None:
+    """Every PNG and GIF of docs/gallery is shown with a caption, has its format's magic bytes, and
+    they weigh at most 1.5 MB together (each GIF at most 400 kB)."""
     text = (DOCS / "gallery.md").read_text()
-    shown = re.findall(r"!\[([^\]]+)\]\((gallery/[^)]+\.png)\)", text)
-    pngs = sorted((DOCS / "gallery").glob("*.png"))
-    assert shown and sorted(path for _, path in shown) == sorted(f"gallery/{p.name}" for p in pngs)
+    shown = re.findall(r"!\[([^\]]+)\]\((gallery/[^)]+\.(?:png|gif))\)", text)
+    images = sorted([*(DOCS / "gallery").glob("*.png"), *(DOCS / "gallery").glob("*.gif")])
+    assert shown and sorted(path for _, path in shown) == sorted(f"gallery/{p.name}" for p in images)
     assert all(len(caption) > 20 for caption, _ in shown)
-    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
-    assert sum(p.stat().st_size for p in pngs) <= 1_500_000
+    magic = {".png": b"\x89PNG\r\n\x1a\n", ".gif": b"GIF89a"}
+    assert all(p.read_bytes().startswith(magic[p.suffix]) for p in images)
+    assert all(p.stat().st_size <= 400_000 for p in images if p.suffix == ".gif")
+    assert sum(p.stat().st_size for p in images) <= 1_500_000
 
 
 INTERNAL_CITATION = re.compile(r"spec §|paper 00|seed00")

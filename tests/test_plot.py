@@ -15,7 +15,7 @@ from scipy.spatial.transform import Rotation
 
 import liemech as lm
 from liemech import plot
-from liemech.systems import CartesianPendulum, VerticalDisc
+from liemech.systems import CartesianPendulum, RollingDisc, VerticalDisc
 
 matplotlib.use("Agg")
 
@@ -29,9 +29,9 @@ class Line3D(Protocol):
     def get_data_3d(self) -> tuple[lm.Vector, lm.Vector, lm.Vector]: ...
 
 
-def solution(g: P, eta: lm.Matrix, mu: lm.Matrix) -> lm.Solution[P]:
+def solution(g: P, eta: lm.Matrix, mu: lm.Matrix, method: str = "") -> lm.Solution[P]:
     stats = lm.SolverStats(np.zeros(len(T)), np.zeros(len(T)), 0.0)
-    return lm.Solution(T, g, eta, mu, None, stats)
+    return lm.Solution(T, g, eta, mu, None, stats, metadata={"method": method} if method else {})
 
 
 def saves_png(fig: Figure, path: Path) -> bool:
@@ -100,6 +100,35 @@ def test_constraint_residuals_of_a_nonholonomic_problem_and_refusal() -> None:
         plot.constraint_residuals(solution(planar_poses(), xi, xi), free)
 
 
+def test_constraint_residuals_of_a_rolling_disc_include_the_no_slip_residual(tmp_path: Path) -> None:
+    """Rolling disc (holonomic contact and nonholonomic rolling) on its exact steady motion with the
+    centre's velocity pushed by δ(t) = (10⁻³ sin t, −2·10⁻³ cos t, 0): |Φ| and |Bη| stay at
+    round-off, and the no-slip residual is the max norm of φ = [v + (RΩ) × r u]_{x, y} evaluated
+    here with numpy at each node, which is |δ| (the steady velocity does not slip)."""
+    disc = RollingDisc()
+    steady = disc.steady(lean=0.25, precession=1.5)
+    poses = [steady.pose(float(t)) for t in T]
+    delta = np.column_stack([1e-3 * np.sin(T), -2e-3 * np.cos(T), np.zeros_like(T)])
+    eta = np.array([steady.velocity(float(t)) for t in T])
+    eta[:, 3:] += delta
+    g = (np.array([R for R, _ in poses]), np.array([x for _, x in poses]))
+    slips = []
+    for (R, _), velocity in zip(poses, eta):
+        n = R[:, 2]
+        down = np.array([0.0, 0.0, 1.0]) - n[2] * n
+        contact = -disc.radius * down / np.linalg.norm(down)
+        slips.append(np.max(np.abs((velocity[3:] + np.cross(R @ velocity[:3], contact))[:2])))
+    norms = plot.residual_norms(solution(g, eta, eta), steady.problem())
+    assert list(norms) == ["|Φ(g)|", "|B(g)η|", "|φ(g, η)|"]
+    assert np.max(norms["|Φ(g)|"]) <= 1e-15 and np.max(norms["|B(g)η|"]) <= 1e-14
+    assert np.allclose(norms["|φ(g, η)|"], slips, rtol=0.0, atol=1e-15)
+    assert np.allclose(norms["|φ(g, η)|"], np.max(np.abs(delta[:, :2]), axis=1), rtol=0.0, atol=1e-14)
+    fig = plot.constraint_residuals(solution(g, eta, eta, "VPRK(lobatto(3))"), steady.problem())
+    assert [line.get_label() for line in fig.axes[0].lines] == ["|Φ(g)|", "|B(g)η|", "|φ(g, η)|"]
+    assert fig.get_suptitle() == "VPRK(lobatto(3))"
+    assert saves_png(fig, tmp_path / "rolling.png")
+
+
 def test_convergence_fits_the_slope_rings_the_plateau_and_draws_reference_lines(tmp_path: Path) -> None:
     """e = 3h⁴ has slope 4 (legend); e = max(2h², 1e-14) has slope 2 over the points above the
     plateau 1e-13, and the one at 1e-14 is ringed; the reference line ∝ h³ has log–log slope 3
@@ -144,27 +173,93 @@ def test_trajectory_on_se2_draws_the_path_and_headings(tmp_path: Path) -> None:
     every = len(T) // 20
     assert np.allclose(arrows.U, np.cos(1.5 * T[::every]), rtol=0.0, atol=1e-15)
     assert np.allclose(arrows.V, np.sin(1.5 * T[::every]), rtol=0.0, atol=1e-15)
+    # a unit heading is drawn 1/scale long in data units: at least a tenth of the spiral's extent
+    extent = max(np.ptp((1 + T) * np.cos(T)), np.ptp((1 + T) * np.sin(T)))
+    assert arrows.scale_units == "xy" and arrows.scale is not None and 1.0 / arrows.scale >= 0.1 * extent
     assert saves_png(fig, tmp_path / "se2.png")
 
 
 def test_trajectory_on_a_product_draws_each_factor_side_by_side(tmp_path: Path) -> None:
-    """SO(3) × R²: body axes on the left, the components (cos t, t²) against t on the right."""
+    """SO(3) × R²: body axes on the left, the centre's coordinates x = cos t and y = t² against t
+    on the right (named x and y, not q0 and q1); the title is the given one, else the method's
+    name."""
     q = np.column_stack([np.cos(T), T**2])
     group = lm.ProductGroup(lm.SO3(), lm.Rn(2))
-    fig = plot.trajectory(solution((rotations(), q), np.zeros((len(T), 5)), np.zeros((len(T), 5))), group)
+    sol = solution((rotations(), q), np.zeros((len(T), 5)), np.zeros((len(T), 5)), "VPRK(lobatto(3))")
+    fig = plot.trajectory(sol, group)
     rotation_axes, euclidean_axes = fig.axes
     xs, ys, zs = cast(Line3D, rotation_axes.lines[2]).get_data_3d()
     assert np.array_equal(np.column_stack([xs, ys, zs]), rotations()[:, :, 2])
     for i, expected in enumerate((np.cos(T), T**2)):
         assert np.array_equal(euclidean_axes.lines[i].get_xdata(), T)
         assert np.array_equal(euclidean_axes.lines[i].get_ydata(), expected)
+    assert [line.get_label() for line in euclidean_axes.lines] == ["x", "y"]
+    assert euclidean_axes.get_xlabel() == "time t" and euclidean_axes.get_ylabel() == "centre x, y"
+    assert fig.get_suptitle() == "VPRK(lobatto(3))"
+    assert plot.trajectory(sol, group, title="rolling ball").get_suptitle() == "rolling ball"
     assert saves_png(fig, tmp_path / "product.png")
+    alone = plot.trajectory(solution(q, np.zeros((len(T), 2)), np.zeros((len(T), 2))), lm.Rn(2))
+    assert [line.get_label() for line in alone.axes[0].lines] == ["q0", "q1"] and alone.get_suptitle() == ""
 
 
 def test_trajectory_refuses_other_groups() -> None:
     sol = solution(np.tile(np.eye(4), (len(T), 1, 1)), np.zeros((len(T), 6)), np.zeros((len(T), 6)))
     with pytest.raises(TypeError, match=r"group: trajectory draws SO3\(\), SE2\(\), Rn\(n\) .* got SE3\(\)"):
         plot.trajectory(sol, lm.SE3())
+
+
+def gif_frames(path: Path) -> int:
+    """The number of frames of the GIF at ``path``, read back with Pillow."""
+    from PIL import Image
+
+    assert path.read_bytes()[:6] == b"GIF89a"
+    with Image.open(path) as image:
+        assert image.format == "GIF"
+        return int(getattr(image, "n_frames"))
+
+
+@pytest.mark.parametrize(("group", "g", "dim"), [
+    (lm.SO3(), rotations(), 3),
+    (lm.ProductGroup(lm.SO3(), lm.Rn(3)), (rotations(), np.column_stack([np.cos(T), np.sin(T), 0.1 * T])), 6),
+    (lm.SE2(), planar_poses(), 3),
+])
+def test_animate_writes_a_gif_of_the_subsampled_nodes(group: lm.LieGroup[P], g: P, dim: int, tmp_path: Path) -> None:
+    """41 nodes: frames=10 gives 10 frames, the default (at most 100) one frame per node."""
+    sol = solution(g, np.zeros((len(T), dim)), np.zeros((len(T), dim)), "VPRK(lobatto(3))")
+    plot.animate(sol, tmp_path / "ten.gif", group, frames=10)
+    assert gif_frames(tmp_path / "ten.gif") == 10
+    plot.animate(sol, tmp_path / "all.gif", group)
+    assert gif_frames(tmp_path / "all.gif") == len(T)
+
+
+def test_animate_refuses_a_path_or_group_before_drawing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown suffix, a missing folder, .mp4 without ffmpeg and SE(3) are refused before a
+    figure is made, and nothing is written."""
+    def no_figure(width: float, height: float) -> Figure:
+        raise AssertionError("drew before checking")
+
+    monkeypatch.setattr(plot, "_figure", no_figure)
+    sol = solution(rotations(), np.zeros((len(T), 3)), np.zeros((len(T), 3)))
+    with pytest.raises(ValueError, match=r"path: unknown animation format '\.avi' .*expected a path ending in \.gif"):
+        plot.animate(sol, tmp_path / "top.avi", lm.SO3())
+    with pytest.raises(ValueError, match="path: the folder .* does not exist"):
+        plot.animate(sol, tmp_path / "missing" / "top.gif", lm.SO3())
+    with pytest.raises(TypeError, match=r"group: animate draws SO3\(\), ProductGroup\(SO3\(\), Rn\(3\)\) or SE2\(\)"):
+        plot.animate(solution(np.tile(np.eye(4), (len(T), 1, 1)), sol.eta, sol.mu), tmp_path / "x.gif", lm.SE3())
+    from matplotlib import animation
+
+    if not animation.writers.is_available("ffmpeg"):
+        with pytest.raises(ValueError, match=r"path: writing '\.mp4' needs ffmpeg"):
+            plot.animate(sol, tmp_path / "top.mp4", lm.SO3())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_figure_path_names_the_argument_and_the_formats(tmp_path: Path) -> None:
+    plot.check_figure_path(tmp_path / "fine.svg")
+    with pytest.raises(ValueError, match=r"figure: unknown figure format '\.xyz' .* \.pdf, .* \.png, "):
+        plot.check_figure_path(tmp_path / "x.xyz", "figure")
+    with pytest.raises(ValueError, match=r"path: the folder .* does not exist"):
+        plot.check_figure_path(tmp_path / "missing" / "x.png")
 
 
 def test_matplotlib_is_optional(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -156,3 +156,24 @@ def test_redundant_rolling_row_is_refused() -> None:
 def test_carried_closure_refuses_both_kinds() -> None:
     with pytest.raises(ValueError, match="nonholonomic_multiplier='carried'.*alone"):
         lm.integrate(STEADY.problem(), lm.VPRK(lm.lobatto(2), nonholonomic_multiplier="carried"), h=0.1, n_steps=1)
+
+
+def test_disc_inertia_follows_mass_and_radius_unless_given() -> None:
+    """RollingDisc(radius=0.45, mass=0.7) is a thin uniform disc: its moments about the symmetry
+    axis and about a diameter equal ∫ (x² + y²) dm and ∫ y² dm over the disc of density m/(πr²),
+    computed here in polar coordinates by Gauss–Legendre in ρ and the trapezoidal rule in θ (both
+    exact for these integrands). An explicit moment is kept, and the other still follows m and r."""
+    r, m = 0.45, 0.7
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    rho, theta = 0.5 * r * (nodes + 1.0), 2.0 * np.pi * np.arange(16) / 16
+    area = np.outer(0.5 * r * weights * rho, np.full(16, 2.0 * np.pi / 16))       # dA = ρ dρ dθ
+    density = m / (np.pi * r**2)
+    axial = density * float(np.sum(area * rho[:, None] ** 2))
+    diametral = density * float(np.sum(area * (rho[:, None] * np.sin(theta)[None, :]) ** 2))
+    disc = RollingDisc(radius=r, mass=m)
+    assert np.allclose(disc.inertia, np.diag([diametral, diametral, axial, m, m, m]), rtol=1e-13, atol=0.0)
+    given = RollingDisc(radius=r, mass=m, axial_inertia=0.1)
+    assert np.allclose(given.inertia.diagonal(), [diametral, diametral, 0.1, m, m, m], rtol=1e-13, atol=0.0)
+    assert RollingDisc(diametral_inertia=0.3, axial_inertia=0.6).principal_moments == (0.3, 0.3, 0.6)
+    with pytest.raises(ValueError, match="axial_inertia must be a positive finite number, or None"):
+        RollingDisc(axial_inertia=-1.0)

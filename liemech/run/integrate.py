@@ -1,19 +1,19 @@
 """integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
 
 import dataclasses
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from typing import SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import numpy as np
 
 from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.mechanics.problem import Problem
 from liemech.methods.compiled import REASONS, CompiledMethod, run
 from liemech.methods.method import Method, NodeState
 from liemech.run.progress import progress_bar
 from liemech.run.solution import Metadata, Solution, SolverStats, stack
-from liemech.mechanics.problem import Problem
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
 from liemech.types import Vector, VectorLike
@@ -21,6 +21,8 @@ from liemech.types import Vector, VectorLike
 P = TypeVar("P")
 
 _WHOLE_NUMBER_TOL = 1e-9
+MAX_STEPS = 2**63 - 1
+"""The most steps a run can take: the compiled loop counts them in 64-bit integers."""
 
 
 def checked_step(h: SupportsFloat) -> float:
@@ -28,20 +30,36 @@ def checked_step(h: SupportsFloat) -> float:
     return checked_real(h, "h", 0.0, requirement="be a positive finite step")
 
 
+def whole_steps(h: float, t_final: float) -> int | None:
+    """N with N·h = t_final (to a relative 1e-9) for positive finite h and t_final, or None when
+    t_final / h is not a whole number ≥ 1 or exceeds ``MAX_STEPS``."""
+    ratio = t_final / h
+    if not ratio <= MAX_STEPS:
+        return None
+    n = round(ratio)
+    return n if n >= 1 and abs(ratio - n) <= _WHOLE_NUMBER_TOL * max(1.0, ratio) else None
+
+
 def _number_of_steps(h: float, t_final: object, n_steps: object) -> int:
     if (t_final is None) == (n_steps is None):
         raise ValueError("give exactly one of t_final and n_steps")
     if n_steps is not None:
-        return checked_count(n_steps, "n_steps")
+        n = checked_count(n_steps, "n_steps")
+        if n > MAX_STEPS:
+            raise ValueError(f"n_steps = {n} is too large: at most 2**63 − 1 steps")
+        return n
     T = checked_real(t_final, "t_final", 0.0, requirement="be positive and finite")
     ratio = T / h
-    n = round(ratio)
-    if n < 1 or abs(ratio - n) > _WHOLE_NUMBER_TOL * max(1.0, ratio):
+    if not ratio <= MAX_STEPS:
+        raise ValueError(f"h = {h!r} and t_final = {T!r}: the step count t_final / h = {ratio:.3g} is too "
+                         "large (at most 2**63 − 1 steps); choose a larger h or a smaller t_final")
+    whole = whole_steps(h, T)
+    if whole is None:
         raise ValueError(
             f"t_final / h = {ratio!r} is not a whole number of steps; "
             f"choose h = t_final / N or pass n_steps= instead of t_final="
         )
-    return int(n)
+    return whole
 
 
 def integrate(

@@ -31,6 +31,7 @@ import numpy as np
 from liemech.groups.euclidean import Rn
 from liemech.groups.product import ProductGroup
 from liemech.groups.so3 import SO3, cross, exp_matrix
+from liemech.groups.validation import checked_real
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
@@ -63,9 +64,10 @@ class SteadyRolling:
     def spin(self) -> float:
         """σ from the steady-motion relation."""
         d, b, p = self.disc, self.lean, self.precession
-        axial = d.axial_inertia + d.mass * d.radius ** 2
+        diametral, _, axial_centre = d.principal_moments
+        axial = axial_centre + d.mass * d.radius ** 2
         return -(d.mass * d.gravity * d.radius * math.sin(b)
-                 + (axial - d.diametral_inertia) * p ** 2 * math.sin(b) * math.cos(b)) / (axial * p * math.cos(b))
+                 + (axial - diametral) * p ** 2 * math.sin(b) * math.cos(b)) / (axial * p * math.cos(b))
 
     @property
     def path_radius(self) -> float:
@@ -94,18 +96,38 @@ class SteadyRolling:
 
 @dataclass(frozen=True)
 class RollingDisc:
-    """A uniform thin disc by default: I₁ = m r²/4, I₃ = m r²/2 (module docstring)."""
+    """A disc of radius r and mass m under gravity g (module docstring). Its moments of inertia
+    about the centre are I₁ = ``diametral_inertia`` about a diameter and I₃ = ``axial_inertia``
+    about the symmetry axis; each one left None is that of a thin uniform disc, I₁ = m r²/4 and
+    I₃ = m r²/2."""
 
     radius: float = 1.0
     mass: float = 1.0
     gravity: float = 1.0
-    diametral_inertia: float = 0.25
-    axial_inertia: float = 0.5
+    diametral_inertia: float | None = None
+    axial_inertia: float | None = None
+
+    def __post_init__(self) -> None:
+        checked_real(self.radius, "radius", 0.0)
+        checked_real(self.mass, "mass", 0.0)
+        checked_real(self.gravity, "gravity")
+        for name in ("diametral_inertia", "axial_inertia"):
+            if getattr(self, name) is not None:
+                checked_real(getattr(self, name), name, 0.0,
+                             requirement="be a positive finite number, or None for a thin uniform disc")
+
+    @property
+    def principal_moments(self) -> tuple[float, float, float]:
+        """(I₁, I₁, I₃): the given moments, or those of a thin uniform disc, m r²/4 and m r²/2."""
+        uniform = self.mass * self.radius ** 2
+        diametral = 0.25 * uniform if self.diametral_inertia is None else self.diametral_inertia
+        axial = 0.5 * uniform if self.axial_inertia is None else self.axial_inertia
+        return diametral, diametral, axial
 
     @property
     def inertia(self) -> Matrix:
         """Blocks diag(I₁, I₁, I₃) for Ω and m I for v."""
-        return np.diag([self.diametral_inertia, self.diametral_inertia, self.axial_inertia, *[self.mass] * 3])
+        return np.diag([*self.principal_moments, *[self.mass] * 3])
 
     def potential(self, g: Pose) -> jax.Array:
         """V = m g x_z."""
