@@ -116,6 +116,29 @@ def test_the_carried_multiplier_has_a_parasitic_root(s: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("s", [2, 3])
+def test_the_carried_closure_stops_before_it_goes_wrong(s: int) -> None:
+    """h = 0.05, T = 8. Without a limit, the carried λ's deviation from λ(g, η) grows like the
+    parasitic root, e^{ct} (c = RATE, the decay rate of the physical motion): its fitted rate over
+    t ∈ [2, 4.5] is c to 5 %. With the default limit the run stops with a ConvergenceError naming the
+    carried multiplier at the first step whose deviation exceeds 1, while the energy is still
+    right to 1e-3 (unguarded, it is off by 1 % (s = 3) to 70 % (s = 2) by t = 5)."""
+    free = lm.VPRK(lm.lobatto(s), nonholonomic_multiplier="carried", carried_drift_limit=None)
+    sol = lm.integrate(SLEIGH.problem(), free, h=0.05, t_final=4.5)
+    deviation, t = sol.extras["multiplier_deviation"], sol.t[1:]
+    window = t >= 2.0
+    rate = np.polyfit(t[window], np.log(deviation[window]), 1)[0]
+    assert abs(rate / RATE - 1.0) <= 0.05
+    with pytest.raises(lm.ConvergenceError, match="carried multiplier λ left the continuous λ.*consistent") as failure:
+        lm.integrate(SLEIGH.problem(), lm.VPRK(lm.lobatto(s), nonholonomic_multiplier="carried"), h=0.05, t_final=8.0)
+    first_over = int(np.argmax(deviation > 1.0))
+    assert deviation[first_over] > 1.0 and failure.value.step == first_over
+    kept = lm.integrate(SLEIGH.problem(), free, h=0.05, n_steps=failure.value.step)
+    energy = 0.5 * np.einsum("ki,ij,kj->k", kept.eta, SLEIGH.inertia_matrix(), kept.eta)
+    assert float(np.max(np.abs(energy / 1.4 - 1.0))) <= 1e-3
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("s", "retraction"), [(2, "cay"), (3, "cay"), (4, "cay"), (3, "exp")])
 def test_consistent_closure_keeps_the_sleigh(s: int, retraction: lm.RetractionKind) -> None:
     """Default VPRK, h = 0.1 … 0.01, T = 50: the relative energy error after t = 5 stays at its

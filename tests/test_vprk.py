@@ -254,3 +254,32 @@ def test_the_batched_step_has_the_same_equations(problem: lm.Problem[object]) ->
     x = x + 0.1 * np.random.default_rng(4).normal(size=x.size)
     expected = np.asarray(stacked.residual(x, state, 0.05))
     assert np.max(np.abs(np.asarray(unrolled.residual(x, state, 0.05)) - expected)) <= 1e-14 * np.max(np.abs(expected))
+
+
+def free_body_on_se3(speed: float) -> lm.Problem[lm.Matrix]:
+    """A free body on SE(3): mass 2, principal moments 0.5, 0.7, 1.1 (√(I_min/m) = 0.5), moving
+    along its first axis at ``speed`` while it turns at (0.3, −0.7, 0.2)."""
+    body = lm.MechanicalSystem(lm.SE3(), np.diag([2.0, 2.0, 2.0, 0.5, 0.7, 1.1]), lambda g: jnp.zeros(()))
+    return lm.Problem(body, np.eye(4), np.array([speed, 0.0, 0.0, 0.3, -0.7, 0.2]))
+
+
+def test_the_cayley_chart_of_se3_names_its_limit() -> None:
+    """h = 0.05: at |v| = 40 a step moves the body 2 = 4√(I_min/m), past the Cayley chart's limit.
+    Followed from |v| = 20 by continuation, the root of cay's Lobatto-2 step equations runs off to a
+    rotation by π near |v| = 36.5; at 40 Newton diverges from its starting guess, and the error
+    says so and names the chart (not the model: V = 0). exp has no such limit: the same run keeps
+    the spatial momentum, which the exact flow conserves, to round-off."""
+    problem = free_body_on_se3(40.0)
+    with pytest.raises(lm.ConvergenceError, match=r"diverged.*Cayley retraction ties translation to rotation"):
+        lm.integrate(problem, lm.VPRK(lm.lobatto(2), retraction="cay"), h=0.05, n_steps=20)
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2), retraction="exp"), h=0.05, n_steps=20)
+    spatial = np.array([lm.SE3().Ad(lm.SE3().inverse(g)).T @ mu for g, mu in zip(sol.g, sol.mu)])
+    assert np.max(np.abs(spatial - spatial[0])) <= 1e-12 * np.max(np.abs(spatial[0]))
+
+
+def test_a_diverging_newton_solve_is_not_blamed_on_the_model() -> None:
+    """Newton's iterates that overflow from a finite starting residual are reported as a
+    divergence with the last finite residual, not as a model returning NaN."""
+    with pytest.raises(lm.ConvergenceError, match=r"Newton's iterates diverged") as caught:
+        lm.integrate(free_body_on_se3(50.0), lm.VPRK(lm.lobatto(2)), h=0.05, n_steps=20)
+    assert math.isfinite(caught.value.residual) and caught.value.residual > 1.0

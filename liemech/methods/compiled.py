@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
 from liemech.methods.method import Method, NodeState, Stepper, StepReport
 from liemech.solvers.compiled_newton import Status
@@ -104,6 +105,11 @@ class CompiledMethod(Method):
         iteration around Newton."""
         return "the outer iteration did not converge", "try a smaller step h"
 
+    def failure_hint(self, status: int, group: LieGroup[Any] | None) -> str | None:
+        """A sentence on what makes this method's step fail with ``status`` on ``group``, where the
+        method knows one (appended to ``ConvergenceError``'s hint); None by default."""
+        return None
+
     def check(self, problem: Problem[P]) -> None:
         """``Method.check``, and ``newton`` a NewtonOptions (for a method with a Newton solve)."""
         super().check(problem)
@@ -132,13 +138,14 @@ def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
 class _SingleStepper(Stepper[P]):
     def __init__(self, problem: Problem[P], method: CompiledMethod, h: float) -> None:
         self._compiled, self._step = _compiled(problem, method, "single", jax.jit)
-        self._method, self._h = method, h
+        self._method, self._h, self._group = method, h, problem.group
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
         _, node = self._step(self._compiled.start(replace(state, t=k * self._h)), jnp.asarray(self._h))
         node = jax.tree.map(np.asarray, node)
         if int(node.status) != Status.CONVERGED:
-            raise convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status))
+            raise convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status),
+                                    self._group)
         lam = node.lam if state.lam is not None and node.lam.size else None
         return (NodeState(node.g, node.mu, node.eta, lam, (k + 1) * self._h),
                 StepReport(int(node.iterations), float(node.residual), dict(node.extras)))
@@ -200,6 +207,14 @@ REASONS: Final = {
                                "the step equations are singular there (redundant constraints, or a singular "
                                "inertia at a stage point?); else try a smaller step h"),
     Status.NO_CONVERGENCE: ("no convergence", "try a smaller step h"),
+    Status.DIVERGED: ("Newton's iterates diverged: the residual, finite at the starting guess, was not at a later "
+                      "iterate (the last finite one is shown)",
+                      "the step equations may have no solution near the starting guess at this h, or a potential, "
+                      "force or constraint is NaN or inf where the iterates went: try a smaller step h"),
+    Status.CARRIED_MULTIPLIER_DRIFT: ("the carried multiplier λ left the continuous λ(g, η)",
+                                      "the paper's carried closure is unstable near attracting motions (its "
+                                      "multiplier has a parasitic root): use nonholonomic_multiplier='consistent', "
+                                      "or carried_drift_limit=None to run on regardless"),
     Status.NONFINITE_STATE: ("the step produced a non-finite state",
                              "a potential, force, inertia or constraint returned NaN or inf during the step "
                              "(check them near the last node reached), or the state overflowed: then try a "
@@ -219,15 +234,20 @@ def stalled_hint(newton: NewtonOptions) -> str:
 
 
 def convergence_error(method: CompiledMethod, step: int, time: float, residual: float,
-                      status: int) -> ConvergenceError:
-    """The error of a failed step, with a hint that fits the cause."""
+                      status: int, group: LieGroup[Any] | None = None) -> ConvergenceError:
+    """The error of a failed step, with a hint that fits the cause (and the method's own
+    ``failure_hint`` on the problem's ``group``)."""
     reason, hint = method.outer_failure() if status == Status.OUTER_NO_CONVERGENCE else REASONS[Status(status)]
     if status == Status.NO_CONVERGENCE:
         reason = f"no convergence in {method.newton.max_iterations} iterations"
         hint = stalled_hint(method.newton) if residual <= STALLED else "try a smaller step h or a larger max_iterations"
-    if status == Status.SINGULAR_JACOBIAN and getattr(method, "retraction", None) is not None:
+    if status in (Status.SINGULAR_JACOBIAN, Status.DIVERGED) and getattr(method, "retraction", None) is not None:
         hint += " or the other retraction"
-    return ConvergenceError(step, time, residual, reason, hint)
+    specific = method.failure_hint(status, group)
+    if specific is not None:
+        hint += f"; {specific}"
+    measure = "relative deviation" if status == Status.CARRIED_MULTIPLIER_DRIFT else "residual ‖r‖∞"
+    return ConvergenceError(step, time, residual, reason, hint, measure)
 
 
 def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int,
@@ -243,7 +263,8 @@ def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int,
         chunks.append(jax.tree.map(np.asarray, nodes))
         step_index, residual, status = (float(v) for v in np.asarray(failure))
         if status != Status.CONVERGED:
-            raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status))
+            raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status),
+                                    problem.group)
         if done is not None:
             done(min(first + CHUNK, n_steps))
     stacked: Node = jax.tree.map(lambda *parts: np.concatenate(parts)[:n_steps], *chunks)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Mapping
 from concurrent.futures import Executor, Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Final, Generic, NamedTuple, Protocol, SupportsFloat, SupportsIndex, TypeVar, cast
+from typing import Any, Final, Generic, NamedTuple, Protocol, SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -98,6 +98,7 @@ class Ensemble(Generic[P]):
     failure: Matrix
     h: float
     method: CompiledMethod = field(repr=False)
+    group: LieGroup[Any] | None = field(default=None, repr=False)
 
     @property
     def converged(self) -> NDArray[np.bool_]:
@@ -112,7 +113,8 @@ class Ensemble(Generic[P]):
 
     def failures(self) -> list[MemberFailure]:
         """Every failed member with its step, time, residual and the reason."""
-        return [MemberFailure(i, convergence_error(self.method, int(step), step * self.h, residual, int(status)))
+        return [MemberFailure(i, convergence_error(self.method, int(step), step * self.h, residual, int(status),
+                                                   self.group))
                 for i, (step, residual, status) in enumerate(self.failure) if status != Status.CONVERGED]
 
 
@@ -202,7 +204,8 @@ def integrate_ensemble(
                                    [parts[f"g{i}"] for i in range(len(jax.tree.leaves(problem.g0)))])) if states else None
     lam = parts["lam"] if states and problem.lam0 is not None and parts["lam"].shape[-1] else None
     return Ensemble(t, g, parts.get("mu"), parts.get("eta"), lam,
-                    {name: parts[f"observable:{name}"] for name in observed}, parts["failure"], step_size, method)
+                    {name: parts[f"observable:{name}"] for name in observed}, parts["failure"], step_size, method,
+                    problem.group)
 
 
 def _members(problem: Problem[P], initial: tuple[P | None, ArrayLike | None] | None,

@@ -91,7 +91,8 @@ class Flow(Generic[P]):
             final = self._final(g, eta, system)
         if not isinstance(final.failure, jax.core.Tracer) and not bool(final.converged):
             step, residual, status = (float(v) for v in np.asarray(final.failure))
-            raise convergence_error(self._method, int(step), int(step) * self._h, residual, int(status))
+            raise convergence_error(self._method, int(step), int(step) * self._h, residual, int(status),
+                                    problem.group)
         return final
 
     def _final(self, g0: P, eta0: jax.Array, system: Lagrangian[P] | None = None) -> FinalState[P]:

@@ -28,6 +28,8 @@ class Status(IntEnum):
     NO_CONVERGENCE = 4
     NONFINITE_STATE = 5  # an explicit step overflowed (no equations were solved)
     OUTER_NO_CONVERGENCE = 6  # a method's own outer iteration (around Newton) did not converge
+    DIVERGED = 7  # the residual was finite at the starting guess and not at a later iterate
+    CARRIED_MULTIPLIER_DRIFT = 8  # VPRK's carried multiplier left the continuous λ(g, η)
 
 
 class NewtonOutcome(NamedTuple):
@@ -88,8 +90,11 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
         else:
             converged = norm <= options.tol
             keep = converged & (not options.update_after_check)
+        # A residual that is finite at the starting guess and not at a later iterate points at the
+        # iterates (run off, or into a region where the model is not finite), not at the model alone.
+        nonfinite = jnp.where(state.iteration == 0, Status.NONFINITE_RESIDUAL, Status.DIVERGED)
         status = jnp.where(
-            ~jnp.isfinite(norm), Status.NONFINITE_RESIDUAL,
+            ~jnp.isfinite(norm), nonfinite,
             jnp.where(~keep & ~jnp.all(jnp.isfinite(dx)), Status.SINGULAR_JACOBIAN,
                       jnp.where(converged, Status.CONVERGED,
                                 jnp.where(state.iteration >= options.max_iterations, Status.NO_CONVERGENCE,
@@ -98,7 +103,8 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
             x=jnp.where(keep | (status != Status.CONVERGED) & (status != Status.RUNNING), state.x, state.x - dx),
             iteration=state.iteration + 1,
             previous=norm,
-            norm=norm,
+            # a divergence reports the last finite residual, which says how far the iterates ran off
+            norm=jnp.where(status == Status.DIVERGED, state.previous, norm),
             counted=jnp.where(keep, state.iteration, state.iteration + 1),
             status=status,
         )

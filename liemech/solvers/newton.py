@@ -11,16 +11,17 @@ EPS: Final = float(np.finfo(np.float64).eps)
 
 
 class ConvergenceError(RuntimeError):
-    """A step's nonlinear equations could not be solved; carries the step, time and residual."""
+    """A step failed: its nonlinear equations could not be solved, or (``measure``) a method's own
+    check of the step failed; carries the step, time and the residual (or the measured quantity)."""
 
     def __init__(self, step: int, time: float, residual: float, reason: str,
-                 hint: str = "try a smaller step h") -> None:
+                 hint: str = "try a smaller step h", measure: str = "residual ‖r‖∞") -> None:
         self.step = step
         self.time = time
         self.residual = residual
         self.hint = hint
         super().__init__(
-            f"step {step} (t = {time:.6g}) failed: {reason}; residual ‖r‖∞ = {residual:.3e}. "
+            f"step {step} (t = {time:.6g}) failed: {reason}; {measure} = {residual:.3e}. "
             f"{hint[0].upper()}{hint[1:]}."
         )
 
