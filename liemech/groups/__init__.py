@@ -1,8 +1,9 @@
-"""Configuration spaces: Rⁿ, SO(2), SO(3), SE(2), SE(3) and their products, with retractions."""
+"""Configuration spaces: Rⁿ, SO(2), SO(3), SE(2), SE(3), their products and powers, with retractions."""
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind
 from liemech.groups.euclidean import Rn
 from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.power import PowerGroup
 from liemech.groups.product import Point, ProductGroup, ProductPoint
 from liemech.groups.se2 import SE2
 from liemech.groups.se3 import SE3
@@ -14,6 +15,7 @@ __all__ = [
     "LieGroup",
     "MatrixCayley",
     "Point",
+    "PowerGroup",
     "ProductGroup",
     "ProductPoint",
     "Retraction",

@@ -76,6 +76,13 @@ class LieGroup(ABC, Generic[P]):
         expect_shape(mu, (self.dim,), "mu")
         return self.ad(xi).T @ mu
 
+    @array_method
+    def Ad_star(self, g: P, mu: VectorLike) -> Vector:
+        """``Ad*_g μ = Ad(g)ᵀ μ``. Products and powers apply it block by block, without the dense
+        ``Ad(g)``."""
+        expect_shape(mu, (self.dim,), "mu")
+        return self.Ad(g).T @ mu
+
     @abstractmethod
     def check_point(self, g: object, name: str = "g") -> P:
         """Return g as a point of G, or raise ValueError naming ``name`` and the violated condition."""
@@ -157,6 +164,24 @@ class Retraction(ABC, Generic[P]):
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> Matrix:
         """dd^Lτ_ξ(η, ·): D δ = dtau(ξ)⁻¹ · d/dε [dtau(ξ + εδ) η]|₀ (Martín de Diego & Sato Martín
         de Almagro 2018, §6.1)."""
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, v: VectorLike) -> Vector:
+        """``dtau(ξ) v``. Products and powers apply it block by block, without the dense matrix."""
+        expect_shape(v, (self.group.dim,), "v")
+        return self.dtau(xi) @ v
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> Vector:
+        """``dtau(ξ)ᵀ μ``, block by block on products and powers."""
+        expect_shape(mu, (self.group.dim,), "mu")
+        return self.dtau(xi).T @ mu
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> Vector:
+        """``ddtau(ξ, η)ᵀ μ``, block by block on products and powers."""
+        expect_shape(mu, (self.group.dim,), "mu")
+        return self.ddtau(xi, eta).T @ mu
 
     @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:

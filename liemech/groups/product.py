@@ -137,6 +137,12 @@ class ProductGroup(LieGroup[PP]):
         parts = zip(self.factors, self.split(xi), self.split(mu, "mu"))
         return jnp.concatenate([f.ad_star(x, m) for f, x, m in parts])
 
+    @array_method
+    def Ad_star(self, g: PP, mu: VectorLike) -> jax.Array:
+        """Ad*_g μ factor by factor, without the block-diagonal Ad(g)."""
+        g = self._points(g, "g")
+        return jnp.concatenate([f.Ad_star(a, m) for f, a, m in zip(self.factors, g, self.split(mu, "mu"))])
+
     def check_point(self, g: object, name: str = "g") -> PP:
         parts = self._factor_parts(g, name, "factor points")
         return self._pack(f.check_point(a, f"{name}[{i}]") for i, (f, a) in enumerate(zip(self.factors, parts)))
@@ -201,3 +207,22 @@ class ProductRetraction(Retraction[PP]):
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         parts = zip(self.factors, self._product.split(xi), self._product.split(eta, "eta"))
         return block_diagonal([r.ddtau(x, e) for r, x, e in parts])
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, v: VectorLike) -> jax.Array:
+        """dτ(ξ) v factor by factor, without the block-diagonal dτ(ξ)."""
+        split = self._product.split
+        return jnp.concatenate([r.dtau_times(x, w) for r, x, w in zip(self.factors, split(xi), split(v, "v"))])
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """dτ(ξ)ᵀ μ factor by factor."""
+        split = self._product.split
+        return jnp.concatenate([r.dtau_star(x, m) for r, x, m in zip(self.factors, split(xi), split(mu, "mu"))])
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """ddτ(ξ, η)ᵀ μ factor by factor."""
+        split = self._product.split
+        parts = zip(self.factors, split(xi), split(eta, "eta"), split(mu, "mu"))
+        return jnp.concatenate([r.ddtau_star(x, e, m) for r, x, e, m in parts])

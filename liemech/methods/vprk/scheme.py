@@ -302,9 +302,8 @@ class VPRKEquations(Generic[P]):
                 P, P, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
             """Gʲ = g τ(Ξʲ) and the stage terms Πʲ, Nʲ + ddτ(Ξʲ, Hʲ)ᵀΠʲ, Ad(τ(Ξʲ)⁻¹)ᵀfʲ, Φ(Gʲ), ⟨Fʲ, ηʲ⟩."""
             T_j = tau.tau(Xi_j)
-            A_j = None if self._vector_space else jnp.asarray(tau.dtau(Xi_j))
             G_j = group.compose(g, T_j)
-            eta_j = H_j if A_j is None else A_j @ H_j
+            eta_j = H_j if self._vector_space else jnp.asarray(tau.dtau_times(Xi_j, H_j))
             f_j = jnp.asarray(L.force(G_j, eta_j))
             power_j = jnp.zeros(())
             if self._force is not None:
@@ -317,10 +316,12 @@ class VPRKEquations(Generic[P]):
             if self._nonholonomic is not None:
                 f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j[m_holonomic:]
             momentum_j = jnp.asarray(L.momentum(G_j, eta_j))
-            if A_j is None:
+            if self._vector_space:
                 return T_j, G_j, momentum_j, f_j, f_j, phi_j, power_j
-            Pi_j = A_j.T @ momentum_j
-            ND_j = A_j.T @ f_j + jnp.asarray(tau.ddtau(Xi_j, H_j)).T @ Pi_j
+            # dτ, ddτ and Ad only ever act on vectors: a product or power group applies them block
+            # by block, where the dense matrices would cost (dim)² per stage and per tangent.
+            Pi_j = jnp.asarray(tau.dtau_star(Xi_j, momentum_j))
+            ND_j = jnp.asarray(tau.dtau_star(Xi_j, f_j)) + jnp.asarray(tau.ddtau_star(Xi_j, H_j, Pi_j))
             pulled_j = self._coadjoint(group.inverse(T_j), f_j)
             return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j, power_j
 
@@ -328,7 +329,7 @@ class VPRKEquations(Generic[P]):
         T_xi = tau.tau(xi)
         mu_next = self._coadjoint(T_xi, mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
-        dtau_mu_next = mu_next if self._vector_space else jnp.asarray(tau.dtau(xi)).T @ mu_next
+        dtau_mu_next = mu_next if self._vector_space else jnp.asarray(tau.dtau_star(xi, mu_next))
         rows = [(Pi + h * (self._C @ ND) - dtau_mu_next).ravel()]
         lam_next = Lam[-1]
         if self._holonomic is not None:
@@ -363,7 +364,7 @@ class VPRKEquations(Generic[P]):
 
     def _coadjoint(self, T: P, v: jax.Array) -> jax.Array:
         """Ad(T)ᵀ v."""
-        return v if self._vector_space else jnp.asarray(self._group.Ad(T)).T @ v
+        return v if self._vector_space else jnp.asarray(self._group.Ad_star(T, v))
 
     def residual(self, x: VectorLike, state: NodeState[P], h: float) -> jax.Array:
         """The stacked step equations at x from the node ``state`` (zero at the solution)."""
