@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TypeVar
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -80,6 +81,21 @@ def test_a_product_with_multipliers_and_extras_round_trips_bitwise(
     product_run.save(str(path))
     assert path.exists() and not Path(f"{path}.npz").exists()
     assert_same(lm.Solution.load(path), product_run)
+
+
+def test_a_power_group_run_round_trips_with_its_group(tmp_path: Path) -> None:
+    """Two free rigid bodies on PowerGroup(SO3(), 2): the loaded solution is bitwise the saved one,
+    its group is rebuilt from "PowerGroup(SO3(), 2)", and it interpolates as the saved one does."""
+    group = lm.PowerGroup(lm.SO3(), 2)
+    bodies = lm.MechanicalSystem(group, np.diag([1.0, 2.0, 3.5, 1.5, 1.0, 2.5]), lambda R: jnp.zeros(()))
+    run = lm.integrate(lm.Problem(bodies, group.identity(), np.array([0.8, -0.4, 1.1, 0.2, 0.5, -0.3])),
+                       lm.VPRK(lm.lobatto(2)), h=0.1, n_steps=5)
+    path = tmp_path / "bodies.npz"
+    run.save(path)
+    loaded: lm.Solution[lm.Matrix] = lm.Solution.load(path)
+    assert_same(loaded, run)
+    assert loaded.group == group
+    assert np.max(np.abs(loaded.at(0.25).g - run.at(0.25).g)) == 0.0
 
 
 def test_the_file_is_plain_numpy_with_a_header(top_run: lm.Solution[lm.Matrix], tmp_path: Path) -> None:

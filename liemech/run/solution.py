@@ -14,7 +14,7 @@ import jax
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.groups import RETRACTION_KINDS, SE2, SE3, SO2, SO3, LieGroup, ProductGroup, Rn
+from liemech.groups import RETRACTION_KINDS, SE2, SE3, SO2, SO3, LieGroup, PowerGroup, ProductGroup, Rn
 from liemech.run.interpolation import checked_times, linear, on_group
 from liemech.types import Matrix, Vector
 
@@ -247,7 +247,7 @@ def _header(arrays: dict[str, Vector], path: str) -> dict[str, Any]:
 
 
 _GROUPS: Final[dict[str, Callable[..., object]]] = {
-    "Rn": Rn, "SO2": SO2, "SO3": SO3, "SE2": SE2, "SE3": SE3, "ProductGroup": ProductGroup}
+    "Rn": Rn, "SO2": SO2, "SO3": SO3, "SE2": SE2, "SE3": SE3, "ProductGroup": ProductGroup, "PowerGroup": PowerGroup}
 
 
 def _group_from_repr(text: object) -> LieGroup[object] | None:
