@@ -17,6 +17,7 @@ from liemech.groups import (
     Rn,
 )
 from liemech.mechanics import (
+    BodySparsity,
     HolonomicConstraint,
     Lagrangian,
     MechanicalSystem,
@@ -69,6 +70,7 @@ __all__ = [
     "SO3",
     "VPRK",
     "BobenkoSurisTop",
+    "BodySparsity",
     "ConvergenceError",
     "DiscreteGradientAugmentedLagrange",
     "DiscreteGradientMultiplier",

@@ -6,9 +6,11 @@ from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.projection import project_to_constraints
+from liemech.mechanics.sparsity import BodySparsity
 from liemech.mechanics.system import MechanicalSystem
 
 __all__ = [
+    "BodySparsity",
     "HolonomicConstraint",
     "Lagrangian",
     "MechanicalSystem",

@@ -15,6 +15,7 @@ from liemech.mechanics.callbacks import checked_call, require_callable
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
+from liemech.mechanics.sparsity import BodySparsity
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
 from liemech.numerics.lu import solve
 from liemech.types import ForceFunction, Matrix, Vector
@@ -45,6 +46,10 @@ class Problem(Generic[P]):
 
     ``force(g, η, t)`` is an external force (``ExternalForce``): the continuous equations become
     μ̇ = ad*_η μ + f + F(g, η, t) (+ constraint forces), the Lagrange–d'Alembert principle.
+
+    ``sparsity`` (a ``BodySparsity``) tells implicit methods which body each coordinate and
+    holonomic row belongs to and which bodies couple, so that they solve a mechanism's step in
+    O(bodies).
     """
 
     def __init__(
@@ -58,6 +63,7 @@ class Problem(Generic[P]):
         nonholonomic: NonholonomicConstraint[P] | None = None,
         force: ExternalForce[P] | None = None,
         constraint_tol: SupportsFloat = 1e-10,
+        sparsity: BodySparsity | None = None,
     ) -> None:
         if not isinstance(system, Lagrangian):
             raise TypeError(f"system must be a Lagrangian (e.g. MechanicalSystem), got {type(system).__name__}")
@@ -85,6 +91,13 @@ class Problem(Generic[P]):
         self.holonomic = holonomic
         self.nonholonomic = nonholonomic
         self.force = force
+        if sparsity is not None and not isinstance(sparsity, BodySparsity):
+            raise TypeError(f"sparsity must be a BodySparsity or None, got {type(sparsity).__name__}")
+        self.sparsity = sparsity
+        if sparsity is not None and (sparsity.coordinate_body.size != group.dim
+                                     or sparsity.row_body.size != self.n_holonomic):
+            raise ValueError(f"sparsity must label {group.dim} coordinates and {self.n_holonomic} holonomic rows, got "
+                             f"{sparsity.coordinate_body.size} and {sparsity.row_body.size}")
         if force is not None:
             checked_call("force", force, self.g0, (group.dim,), self.eta0, 0.0)
         if holonomic is not None:

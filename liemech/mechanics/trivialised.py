@@ -39,3 +39,20 @@ def trivialised_jacobian(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P)
     """The array J with J[..., k] = d/dε F(g τ(ε e_k))|₀ (shape of F followed by d)."""
     return jnp.asarray(jax.jacfwd(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float))(
         jnp.zeros(group.dim)))
+
+
+def trivialised_jvp(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P, tangent: ArrayLike) -> jax.Array:
+    """d/dε F(g τ(εζ))|₀ for one tangent ζ (one forward pass, where the Jacobian costs dim of them)."""
+    return jnp.asarray(jax.jvp(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float), (jnp.zeros(group.dim),),
+                               (jnp.asarray(tangent, dtype=float),))[1])
+
+
+def trivialised_vjp(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P, cotangent: ArrayLike) -> jax.Array:
+    """Jᵀλ with J the trivialised Jacobian of F at g (one reverse pass): the constraint force Bᵀλ."""
+    return trivialised_gradient(group, lambda x: jnp.asarray(fn(x), dtype=float) @ jnp.asarray(cotangent), g)
+
+
+def vjp_in_eta(fn: Callable[[P, jax.Array], ArrayLike], g: P, eta: ArrayLike, cotangent: ArrayLike) -> jax.Array:
+    """(∂F/∂η)ᵀλ at (g, η), one reverse pass."""
+    return jnp.asarray(jax.grad(lambda e: jnp.asarray(fn(g, e), dtype=float) @ jnp.asarray(cotangent))(
+        jnp.asarray(eta, dtype=float)))

@@ -127,7 +127,7 @@ def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
     and method (the initial data enter as arguments), after ``method.check(problem)``."""
     method.check(problem)
     compiled_step = method.compiled_step(problem)
-    key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic, problem.force)
+    key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic, problem.force, problem.sparsity)
     cache = problem.system.compiled_steps
     runner = cache.get(key)
     if runner is None:

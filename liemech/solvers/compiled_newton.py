@@ -9,12 +9,12 @@ the size of the unknowns, so an unbounded angle cannot loosen the test.
 
 from collections.abc import Callable
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from liemech.numerics import lu
+from liemech.numerics import block_tree, lu
 from liemech.solvers.newton import EPS, NewtonOptions
 
 
@@ -39,6 +39,11 @@ class NewtonOutcome(NamedTuple):
     status: jax.Array
 
 
+TREE_CORRECTIONS = 2
+"""Corrections of a block-tree Newton update by exact Jacobian products (see ``_linear_algebra``):
+on a 16-link chain, 1, 2 and 3 took 9.5, 7.4 and 6.4 iterations per step (none: no convergence)."""
+
+
 class _Loop(NamedTuple):
     x: jax.Array
     iteration: jax.Array
@@ -49,16 +54,19 @@ class _Loop(NamedTuple):
 
 
 def solve(
-    residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array
+    residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
+    structure: block_tree.TreeStructure | None = None,
 ) -> NewtonOutcome:
-    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact).
+    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
+    given a block-tree ``structure``, with J's tree part from one JVP per colour of its columns,
+    solved body by body (``liemech.numerics.block_tree``) and corrected by exact products J d.
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
     iterates are never differentiated."""
 
     def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, jax.Array]:
-        end = _iterate(f, start, options, scale)
+        end = _iterate(f, start, options, scale, structure)
         # custom_root's auxiliary outputs must be floating point.
         return end.x, jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status])
 
@@ -70,20 +78,20 @@ def solve(
 
 
 def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions,
-             scale: jax.Array) -> _Loop:
+             scale: jax.Array, structure: block_tree.TreeStructure | None) -> _Loop:
     """Newton's loop from x0 to the stopping rule of ``options``."""
     x0 = jax.lax.stop_gradient(x0)
-    jacobian = jax.jacfwd(residual)
+    factor, solve_with = _linear_algebra(residual, structure)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
-    first_factors = lu.lu_factor(jacobian(x0)) if options.jacobian == "first" else None
+    first_factors = factor(x0) if options.jacobian == "first" else None
 
     def body(state: _Loop) -> _Loop:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
-        factors = first_factors if first_factors is not None else lu.lu_factor(jacobian(state.x))
-        dx = lu.lu_solve(factors, r)
+        factors = first_factors if first_factors is not None else factor(state.x)
+        dx = solve_with(factors, r, state.x)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)
@@ -113,3 +121,23 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
                   jnp.asarray(Status.RUNNING))
     end: _Loop = jax.lax.while_loop(lambda state: state.status == Status.RUNNING, body, start)
     return end
+
+
+def _linear_algebra(residual: Callable[[jax.Array], jax.Array], structure: block_tree.TreeStructure | None) -> tuple[
+        Callable[[jax.Array], Any], Callable[[Any, jax.Array, jax.Array], jax.Array]]:
+    """x ↦ factors of J(x), and (factors, r, x) ↦ the Newton update J(x)⁻¹r: dense LU, or the
+    block-tree factors P corrected by TREE_CORRECTIONS steps d ← d + P⁻¹(r − J(x)d), J(x)d by one
+    JVP. The corrections make up for what the tree leaves out (a joint's velocity row reaches its
+    bodies' other neighbours, through the momentum at the step's end) and for factors of an
+    earlier iterate."""
+    if structure is None:
+        jacobian = jax.jacfwd(residual)
+        return (lambda x: lu.lu_factor(jacobian(x))), lambda factors, r, x: lu.lu_solve(factors, r)
+
+    def update(factors: block_tree.TreeFactors, r: jax.Array, x: jax.Array) -> jax.Array:
+        d = block_tree.tree_solve(factors, r, structure)
+        for _ in range(TREE_CORRECTIONS):
+            d = d + block_tree.tree_solve(factors, r - jax.jvp(residual, (x,), (d,))[1], structure)
+        return d
+
+    return (lambda x: block_tree.tree_factor(block_tree.tree_jacobian(residual, x, structure), structure)), update

@@ -58,7 +58,10 @@ contact force; of order 2s − 2, where the stage multiplier Λˢ_Φ is of order
 closure is defined for nonholonomic constraints alone and refuses problems with both.
 
 Every derivative (f, μ, B, ∂φ/∂η, λ(g, η) and Newton's Jacobian) comes from automatic
-differentiation of ℓ, Φ and φ; the step is compiled once per problem and method.
+differentiation of ℓ, Φ and φ; the step is compiled once per problem and method. Constraint forces
+Bᵀλ and the tangency Bv take one reverse or forward pass through Φ, never the whole B. A holonomic
+problem with a ``sparsity`` whose bodies form a tree has its Newton Jacobian built from one
+directional derivative per colour of its columns and solved body by body (``numerics.block_tree``).
 """
 
 from collections.abc import Callable, Hashable
@@ -74,10 +77,11 @@ from liemech.groups.euclidean import TranslationRetraction
 from liemech.groups.product import ProductGroup
 from liemech.groups.se3 import SE3
 from liemech.mechanics.problem import Problem, consistent_multiplier
-from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
+from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp, vjp_in_eta
 from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
+from liemech.numerics import block_tree
 from liemech.solvers import compiled_newton
 from liemech.groups.validation import checked_real
 from liemech.solvers.newton import NewtonOptions, newton_options
@@ -265,6 +269,17 @@ class VPRKEquations(Generic[P]):
         # differentiate its second derivatives along each of s(dim + m) tangents, where m reverse
         # passes give them all (a member-step of the chaotic nonholonomic system: 20 % less time).
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
+        self._tree = self._tree_structure(problem)
+
+    def _tree_structure(self, problem: Problem[P]) -> block_tree.TreeStructure | None:
+        """The block tree of Newton's Jacobian from the problem's ``sparsity`` (holonomic problems):
+        unknown and equation i share a body, H^j_k that of coordinate k, Λ^j_r and the rows that
+        close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r."""
+        sparsity = problem.sparsity
+        if sparsity is None or problem.nonholonomic is not None or self._vector_space:
+            return None
+        labels = np.concatenate([np.tile(sparsity.coordinate_body, self._s), np.tile(sparsity.row_body, self._s)])
+        return block_tree.tree_structure(sparsity.coupled(labels), labels)
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
@@ -311,10 +326,10 @@ class VPRKEquations(Generic[P]):
                 f_j, power_j = f_j + F_j, F_j @ eta_j
             phi_j = jnp.zeros(0)
             if self._holonomic is not None:
-                f_j = f_j + trivialised_jacobian(group, self._holonomic.phi, G_j).T @ Lam_j[:m_holonomic]
+                f_j = f_j + trivialised_vjp(group, self._holonomic.phi, G_j, Lam_j[:m_holonomic])
                 phi_j = self._holonomic.phi(G_j)
             if self._nonholonomic is not None:
-                f_j = f_j + derivative_in_eta(self._nonholonomic.phi, G_j, eta_j).T @ Lam_j[m_holonomic:]
+                f_j = f_j + vjp_in_eta(self._nonholonomic.phi, G_j, eta_j, Lam_j[m_holonomic:])
             momentum_j = jnp.asarray(L.momentum(G_j, eta_j))
             if self._vector_space:
                 return T_j, G_j, momentum_j, f_j, f_j, phi_j, power_j
@@ -334,7 +349,7 @@ class VPRKEquations(Generic[P]):
         lam_next = Lam[-1]
         if self._holonomic is not None:
             v_next = jnp.asarray(L.velocity(g_next, mu_next))
-            rows += [phi[1:].ravel(), trivialised_jacobian(group, self._holonomic.phi, g_next) @ v_next]
+            rows += [phi[1:].ravel(), trivialised_jvp(group, self._holonomic.phi, g_next, v_next)]
         if self._nonholonomic is not None:
             constraint = self._nonholonomic
 
@@ -375,7 +390,7 @@ class VPRKEquations(Generic[P]):
         c = cast(_Carry[P], carry)
         lam_k = self._entering(c)
         outcome = compiled_newton.solve(lambda x: self._stages(x, c, lam_k, h).residual, c.guess,
-                                        self._newton, jnp.max(jnp.abs(c.mu)))
+                                        self._newton, jnp.max(jnp.abs(c.mu)), self._tree)
         end = self._stages(outcome.x, c, lam_k, h)
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
         work = c.work + end.work
