@@ -18,7 +18,7 @@ LAYERS: list[list[str]] = [
     ["run"],
     ["diagnostics", "testing", "interop"],
     ["plot"],
-    ["systems"],
+    ["systems", "multibody"],
     ["", "cli", "__main__"],
 ]
 """Bottom to top; "" is the package's own ``__init__`` (the re-exported public API)."""

@@ -1,0 +1,309 @@
+"""liemech.multibody: robots from URDF against pinocchio, a closed four-bar linkage against its
+closed-form reduced equation, the O(bodies) step against the dense one, long runs and refusals.
+The joint kinds one by one are in test_multibody_references.py."""
+
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+from scipy.integrate import simpson, solve_ivp
+
+import liemech as lm
+from liemech.methods.vprk.scheme import VPRKEquations
+from liemech.multibody import Body, Joint, Model, from_urdf, pose
+from liemech.testing import estimate_order
+
+pin: Any = pytest.importorskip("pinocchio")
+
+ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots"
+DOUBLE_PENDULUM = ROBOTS / "double_pendulum_description/urdf/double_pendulum.urdf"
+UR5 = ROBOTS / "ur_description/urdf/ur5_robot.urdf"
+PANDA = ROBOTS / "panda_description/urdf/panda.urdf"
+X = np.array([1.0, 0.0, 0.0])
+
+
+def pinocchio_reference(path: Path, model: Model, q0: NDArray[np.float64], v0: NDArray[np.float64],
+                        t: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Joint positions and rates at times t (in liemech's joint order) of the same URDF in minimal
+    coordinates: pinocchio's articulated-body forward dynamics with the URDF's damping τ = −c v,
+    integrated by DOP853 at tight tolerance."""
+    robot = pin.buildModelFromUrdf(str(path))
+    data = robot.createData()
+    names = [robot.names[i] for i in range(1, robot.njoints)]
+    order = [model.joint_names.index(name) for name in names]
+    n = len(names)
+
+    def rhs(_: float, y: NDArray[np.float64]) -> NDArray[np.float64]:
+        q, v = y[:n], y[n:]
+        return np.concatenate([v, pin.aba(robot, data, q, v, -robot.damping * v)])
+
+    ref = solve_ivp(rhs, (t[0], t[-1]), np.concatenate([q0[order], v0[order]]), method="DOP853", rtol=1e-12,
+                    atol=1e-12, t_eval=t)
+    back = np.argsort(order)
+    return ref.y[:n].T[:, back], ref.y[n:].T[:, back]
+
+
+def test_double_pendulum_urdf_is_read_as_written() -> None:
+    """Names, damping (0.05), limits and the two links' masses as the file gives them."""
+    model = from_urdf(DOUBLE_PENDULUM)
+    assert model.joint_names == ("joint1", "joint2")
+    assert [b.name for b in model.bodies] == ["link1", "link2"]
+    np.testing.assert_allclose([b.mass for b in model.bodies], [0.26703, 0.33238])
+    assert [j.damping for j in model.joints] == [0.05, 0.05]
+    assert model.limits == {"joint1": (0.0, 0.0), "joint2": (0.0, 0.0)}
+
+
+def test_double_pendulum_urdf_converges_to_pinocchio_at_order_four() -> None:
+    """The damped double pendulum of example-robot-data: joint angles of Lobatto-3 converge to
+    pinocchio + DOP853 with fitted order 4 (two-sided), and its rates too."""
+    model = from_urdf(DOUBLE_PENDULUM)
+    q0, v0 = np.array([0.9, -0.4]), np.array([0.5, 1.0])
+    problem = model.problem(q0, v0)
+    steps, errors, rate_errors = [0.02, 0.01, 0.005, 0.0025], [], []
+    for h in steps:
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=h, t_final=1.0)
+        q_ref, v_ref = pinocchio_reference(DOUBLE_PENDULUM, model, q0, v0, sol.t)
+        errors.append(np.max(np.abs(model.joint_positions(sol) - q_ref)))
+        rate_errors.append(np.max(np.abs(model.joint_velocities(sol) - v_ref)))
+    assert 3.7 < estimate_order(steps, errors, min_points=3).slope < 4.3
+    assert 3.7 < estimate_order(steps, rate_errors, min_points=3).slope < 4.3
+
+
+@pytest.mark.slow
+def test_ur5_converges_to_pinocchio_at_order_two() -> None:
+    """The UR5 arm (six revolute joints, fixed joints lumped): Lobatto-2 joint angles converge to
+    pinocchio + DOP853 at fitted order 2 (two-sided); the joints hold to round-off at every node."""
+    model = from_urdf(UR5)
+    q0 = np.array([0.3, -1.2, 1.0, -0.5, 0.7, 0.2])
+    v0 = np.array([0.5, -0.3, 0.8, 0.1, -0.6, 1.0])
+    problem = model.problem(q0, v0)
+    assert problem.holonomic is not None
+    # the light wrist spins up to 24 rad/s: h = 0.02 is beyond Newton's reach
+    steps, errors = [0.01, 0.005, 0.0025, 0.00125], []
+    for h in steps:
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, t_final=1.0)
+        errors.append(np.max(np.abs(model.joint_positions(sol) - pinocchio_reference(UR5, model, q0, v0, sol.t)[0])))
+        residual = max(np.max(np.abs(problem.holonomic.value(p))) for p in sol.points())
+        assert residual < 1e-13
+    assert 1.8 < estimate_order(steps, errors, min_points=3).slope < 2.2
+
+
+def test_ur5_lumps_fixed_links_and_keeps_the_mass() -> None:
+    """Fixed joints merge links into bodies: the moving bodies carry the mass of every link but
+    those fixed to the world (base_link, base, world), and the end effector's links join wrist 3."""
+    model = from_urdf(UR5)
+    assert model.joint_names == ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+                                 "wrist_2_joint", "wrist_3_joint")
+    robot = pin.buildModelFromUrdf(str(UR5))
+    np.testing.assert_allclose([b.mass for b in model.bodies], [robot.inertias[i].mass for i in range(1, 7)],
+                               rtol=1e-12)
+    for body, i in zip(model.bodies, range(1, 7)):
+        np.testing.assert_allclose(body.com, robot.inertias[i].lever, atol=1e-12)
+        np.testing.assert_allclose(body.inertia, robot.inertias[i].inertia, atol=1e-12)
+
+
+def parallelogram(crank_mass: float = 1.0, coupler_mass: float = 2.0, length: float = 0.5,
+                  span: float = 0.8) -> Model:
+    """A four-bar linkage in the y–z plane, hinges along x: two equal cranks hang from the world at
+    y = 0 and y = span, a coupler joins their tips; the last joint closes the loop."""
+    def rod(mass: float, along: int, size: float) -> NDArray[np.float64]:
+        moments = np.full(3, mass * size ** 2 / 12)
+        moments[along] = 1e-3
+        return np.diag(moments)
+
+    bodies = [Body("crank", crank_mass, rod(crank_mass, 2, length), com=np.array([0, 0, -length / 2])),
+              Body("rocker", crank_mass, rod(crank_mass, 2, length), com=np.array([0, 0, -length / 2])),
+              Body("coupler", coupler_mass, rod(coupler_mass, 1, span), com=np.array([0, span / 2, 0]))]
+    joints = [Joint("ground_crank", "revolute", "world", "crank", axis=X),
+              Joint("ground_rocker", "revolute", "world", "rocker", origin=pose((0, span, 0)), axis=X),
+              Joint("crank_coupler", "revolute", "crank", "coupler", origin=pose((0, 0, -length)), axis=X),
+              Joint("rocker_coupler", "revolute", "rocker", "coupler", origin=pose((0, 0, -length)),
+                    child_origin=pose((0, span, 0)), axis=X)]
+    return Model(bodies, joints)
+
+
+@pytest.mark.slow
+def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
+    """A parallelogram linkage moves as one pendulum: the coupler translates, and the crank angle θ
+    obeys (2 I_p + m_k L²) θ̈ = −(m_c + m_k) g L sin θ (I_p the crank's moment about its hinge),
+    integrated by DOP853. Lobatto-3 follows it at order 4; the loop's joint, two of whose five rows
+    are kept (the others repeat the tree's), holds to round-off at every node."""
+    mc, mk, L = 1.0, 2.0, 0.5
+    model = parallelogram(mc, mk, L)
+    theta, rate = 0.6, -0.4
+    problem = model.problem([theta, theta, -theta, -theta], [rate, rate, -rate, -rate])
+    assert problem.holonomic is not None and problem.n_holonomic == 3 * 5 + 2
+    inertia = mc * L ** 2 / 12 + mc * (L / 2) ** 2
+
+    def reduced(_: float, y: NDArray[np.float64]) -> list[float]:
+        return [y[1], -(mc + mk) * 9.81 * L * np.sin(y[0]) / (2 * inertia + mk * L ** 2)]
+
+    steps, errors = [0.04, 0.02, 0.01], []
+    for h in steps:
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=h, t_final=2.0)
+        ref = solve_ivp(reduced, (0, 2), [theta, rate], method="DOP853", rtol=1e-12, atol=1e-12, t_eval=sol.t)
+        q = model.joint_positions(sol)
+        errors.append(np.max(np.abs(q[:, 0] - ref.y[0])))
+        np.testing.assert_allclose(q[:, 1], q[:, 0], atol=1e-13)  # the coupler translates
+        assert max(np.max(np.abs(model.constraint_rows(p))) for p in sol.points()) < 1e-14
+    assert 3.7 < estimate_order(steps, errors, min_points=3).slope < 4.3
+
+
+def chain(n: int, damping: float = 0.0) -> Model:
+    """n uniform rods (mass 1, length 0.5) hanging from hinges along x."""
+    length = 0.5
+    bodies = [Body(f"rod{i}", 1.0, np.diag([length ** 2 / 12, length ** 2 / 12, 1e-3]),
+                   com=np.array([0.0, 0.0, -length / 2])) for i in range(n)]
+    joints = [Joint(f"hinge{i}", "revolute", "world" if i == 0 else f"rod{i - 1}", f"rod{i}",
+                    origin=pose((0.0, 0.0, 0.0 if i == 0 else -length)), axis=X, damping=damping) for i in range(n)]
+    return Model(bodies, joints)
+
+
+CHAIN = chain(4)
+"""One chain for several tests: its compiled steps are shared."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build, q0", [(lambda: CHAIN, np.array([0.5, -0.3, 0.4, 0.1])),
+                                       (parallelogram, np.array([0.3, 0.3, -0.3, -0.3]))])
+def test_tree_structured_step_equals_the_dense_step(build: Any, q0: NDArray[np.float64]) -> None:
+    """A chain's step solved body by body (its Jacobian from 3 colours × 22 directional
+    derivatives) gives the trajectory of the dense Newton step to round-off. So does the four-bar,
+    whose loop closes through the world: its bodies form a path (crank – coupler – rocker), and the
+    Schur complement of coupler and rocker is regular because they cannot move with the crank held."""
+    model = build()
+    problem = model.problem(q0, np.zeros(len(q0)))
+    dense = lm.Problem(problem.system, problem.g0, problem.eta0, holonomic=problem.holonomic)
+    method = lm.VPRK(lm.lobatto(2))
+    assert VPRKEquations(method, problem)._tree is not None
+    tree_sol, dense_sol = (lm.integrate(p, method, h=0.01, n_steps=50) for p in (problem, dense))
+    np.testing.assert_allclose(tree_sol.mu, dense_sol.mu, atol=1e-11 * np.max(np.abs(dense_sol.mu)))
+
+
+def test_chain_jacobian_takes_three_colours_per_body_width() -> None:
+    """A chain's step Jacobian is built from 3 × (2 stages × (6 coordinates + 5 joint rows)) directional
+    derivatives whatever its length: each body couples to its neighbours only."""
+    method = lm.VPRK(lm.lobatto(2))
+    for n in (4, 12):
+        tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
+        assert tree is not None and tree.count == 3 * 2 * (6 + 5)
+
+
+@pytest.mark.slow
+def test_chain_energy_stays_bounded_over_a_long_run() -> None:
+    """A 4-link chain (chaotic), no damping, Lobatto-2, h = 0.02, T = 100: the energy error stays
+    at 1e-3 of the energy and does not drift (measured: 0.021, 0.030, 0.027, 0.029 over the four
+    quarters; the second half's largest deviation is within 1.5× the first half's)."""
+    model = CHAIN
+    problem = model.problem([0.5, -0.3, 0.4, 0.1], np.zeros(4))
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.02, t_final=100.0, store_every=10)
+    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
+    deviation = np.abs(energy - energy[0])
+    half = len(deviation) // 2
+    assert np.max(deviation) < 2e-3 * abs(energy[0])
+    assert np.max(deviation[half:]) < 1.5 * np.max(deviation[:half])
+
+
+def test_damping_dissipates_what_its_power_says() -> None:
+    """With joint damping c, energy falls by the work of τ = −c q̇: E(T) − E(0) = ∫ −c|q̇|² dt
+    (Simpson's rule over the nodes), to the method's accuracy."""
+    model = chain(2, damping=0.2)
+    problem = model.problem([0.8, -0.3], [0.0, 1.0])
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.01, t_final=1.0)
+    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
+    rates = model.joint_velocities(sol)
+    work = simpson(-0.2 * np.sum(rates ** 2, axis=1), x=sol.t)
+    assert abs((energy[-1] - energy[0]) - work) < 1e-4 * abs(work)
+
+
+def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:
+    """The Panda arm: its second finger mimics the first, a holonomic row that an initial state with
+    the fingers apart violates; that row ties the two sibling fingers (their bodies and the hand
+    form a cycle), so the step is solved densely. Locking the fingers leaves the seven arm joints."""
+    model = from_urdf(PANDA)
+    assert len(model.joint_names) == 9 and model.joints[-1].mimic == ("panda_finger_joint1", 1.0, 0.0)
+    q0 = np.array([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8, 0.02, 0.02])
+    problem = model.problem(q0, np.zeros(9))
+    assert problem.holonomic is not None and problem.n_holonomic == 9 * 5 + 1
+    assert VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)._tree is None
+    with pytest.raises(ValueError, match="does not close joint 'panda_finger_joint2'"):
+        model.problem(np.concatenate([q0[:7], [0.02, 0.03]]), np.zeros(9))
+    arm = from_urdf(PANDA, locked={"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.02})
+    assert arm.joint_names == tuple(f"panda_joint{i}" for i in range(1, 8))
+    assert abs(sum(b.mass for b in arm.bodies) - sum(b.mass for b in model.bodies)) < 1e-12
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: Joint("j", "revolute", "world", "a", axis=np.zeros(3)), "axis must be a nonzero vector"),
+    (lambda: Body("a", 1.0, np.diag([1.0, -1.0, 1.0])), "inertia must be symmetric positive definite"),
+    (lambda: Body("a", 0.0, np.eye(3)), "mass must be a finite number > 0"),
+    (lambda: Joint("j", "hinge", "world", "a"), "kind must be one of"),
+    (lambda: Model([Body("a", 1.0, np.eye(3))], [Joint("j", "revolute", "world", "b")]), "child 'b' names no body"),
+    (lambda: Model([Body("a", 1.0, np.eye(3)), Body("b", 1.0, np.eye(3))], [Joint("j", "revolute", "world", "a")]),
+     "body 'b' is not connected to the world"),
+    (lambda: chain(2).problem([0.1], [0.0, 0.0]), "q must have length 2"),
+    (lambda: parallelogram().problem([0.3, 0.2, -0.3, -0.3], np.zeros(4)), "does not close joint 'rocker_coupler'"),
+])
+def test_bad_models_are_refused_by_name(build: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_bad_urdf_files_are_refused_by_name(tmp_path: Path) -> None:
+    """A file that does not parse, one with no moving link, a joint naming a missing link, and a
+    missing file."""
+    broken = tmp_path / "broken.urdf"
+    broken.write_text("<robot><link></robot>")
+    with pytest.raises(ValueError, match="not a readable URDF"):
+        from_urdf(broken)
+    still = tmp_path / "still.urdf"
+    still.write_text("<robot name='r'><link name='a'/></robot>")
+    with pytest.raises(ValueError, match="no link moves"):
+        from_urdf(still)
+    missing = tmp_path / "missing_link.urdf"
+    missing.write_text("<robot name='r'><link name='a'/><joint name='j' type='revolute'><parent link='a'/>"
+                       "<child link='b'/><axis xyz='1 0 0'/><limit lower='0' upper='1' effort='1' velocity='1'/>"
+                       "</joint></robot>")
+    with pytest.raises(ValueError, match="link 'b'"):
+        from_urdf(missing)
+    with pytest.raises(ValueError, match="does not exist"):
+        from_urdf(tmp_path / "nowhere.urdf")
+
+
+def test_joint_readouts_have_one_row_per_node() -> None:
+    """joint_positions and joint_velocities are (nodes, nq) and (nodes, nv), and at the first node
+    they give back the initial state."""
+    model = CHAIN
+    q0, v0 = np.array([0.2, -0.1, 0.4, 0.0]), np.array([0.3, 0.0, -0.2, 0.1])
+    sol = lm.integrate(model.problem(q0, v0), lm.VPRK(lm.lobatto(2)), h=0.01, n_steps=10)
+    assert model.joint_positions(sol).shape == (11, 4) and model.joint_velocities(sol).shape == (11, 4)
+    np.testing.assert_allclose(model.joint_positions(sol)[0], q0, atol=1e-14)
+    np.testing.assert_allclose(model.joint_velocities(sol)[0], v0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(model.velocities(sol.point(0), jnp.asarray(sol.eta[0]))), v0, atol=1e-13)
+
+
+def test_joint_wrench_of_a_physical_pendulum_matches_newton() -> None:
+    """A rigid pendulum (mass m, centre of mass at distance l from its hinge, inertia I about it):
+    the hinge's force on it is m a − m g with the centre's acceleration a from θ̈ = −m g l sin θ /
+    (I + m l²): along the rod m g cos θ + m l θ̇², across it m g sin θ + m l θ̈; no torque about the
+    hinge's axis. Compared at every node of a short Lobatto-3 run."""
+    m, l, inertia = 2.0, 0.7, 0.1
+    model = Model([Body("bob", m, np.diag([inertia, inertia, 0.01]), com=np.array([0.0, 0.0, -l]))],
+                  [Joint("hinge", "revolute", "world", "bob", axis=X)])
+    problem = model.problem([0.5], [1.0])
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.002, n_steps=50)
+    wrench = model.joint_wrenches(problem, sol)["hinge"][1:]
+    theta, rate = model.joint_positions(sol)[1:, 0], model.joint_velocities(sol)[1:, 0]
+    acceleration = -m * 9.81 * l * np.sin(theta) / (inertia + m * l ** 2)
+    toward_hinge = np.stack([np.zeros_like(theta), -np.sin(theta), np.cos(theta)], axis=1)
+    across = np.stack([np.zeros_like(theta), np.cos(theta), np.sin(theta)], axis=1)
+    force = wrench[:, :3]
+    np.testing.assert_allclose(np.sum(force * toward_hinge, axis=1), m * 9.81 * np.cos(theta) + m * l * rate ** 2,
+                               rtol=1e-5)
+    np.testing.assert_allclose(np.sum(force * across, axis=1), m * 9.81 * np.sin(theta) + m * l * acceleration,
+                               atol=1e-4)
+    np.testing.assert_allclose(wrench[:, 3], 0.0, atol=1e-10)
