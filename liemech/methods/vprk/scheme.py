@@ -274,12 +274,16 @@ class VPRKEquations(Generic[P]):
     def _tree_structure(self, problem: Problem[P]) -> block_tree.TreeStructure | None:
         """The block tree of Newton's Jacobian from the problem's ``sparsity`` (holonomic problems):
         unknown and equation i share a body, H^j_k that of coordinate k, Λ^j_r and the rows that
-        close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r."""
+        close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r. None where the
+        dense Jacobian costs no more than twice as many directional derivatives as the tree's (a
+        chain of up to 6 bodies): there the tree's corrections and level loop cost more than they save,
+        and compile twice as long."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
         labels = np.concatenate([np.tile(sparsity.coordinate_body, self._s), np.tile(sparsity.row_body, self._s)])
-        return block_tree.tree_structure(sparsity.coupled(labels), labels)
+        tree = block_tree.tree_structure(sparsity.coupled(labels), labels)
+        return tree if tree is not None and 2 * tree.count < labels.size else None
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
