@@ -95,7 +95,8 @@ class Joint:
         return KINDS[self.kind]
 
     def frame(self) -> tuple[Vector, Vector, Vector]:
-        """(a, b₁, b₂): the axis, a unit b₁ ⟂ a (a universal joint's axis2) and b₂ = a × b₁."""
+        """(a, b₁, b₂): the axis, a unit b₁ ⟂ a (a universal joint's axis2, else a × e_k normalised for
+        the coordinate axis e_k least aligned with a) and b₂ = a × b₁."""
         a = self.axis
         if self.axis2 is not None:
             b1 = self.axis2
