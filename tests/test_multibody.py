@@ -311,3 +311,16 @@ def test_joint_wrench_of_a_physical_pendulum_matches_newton() -> None:
     np.testing.assert_allclose(np.sum(force * across, axis=1), m * 9.81 * np.sin(theta) + m * l * acceleration,
                                atol=1e-4)
     np.testing.assert_allclose(wrench[:, 3], 0.0, atol=1e-10)
+
+
+def test_locked_revolute_joint_lumps_like_pinocchio_reduced_model() -> None:
+    """Locking the double pendulum's second hinge at 0.7 rad merges link2 into link1 as pinocchio's
+    buildReducedModel does: the same mass, centre of mass and inertia of the one moving body."""
+    model = from_urdf(DOUBLE_PENDULUM, locked={"joint2": 0.7})
+    robot = pin.buildModelFromUrdf(str(DOUBLE_PENDULUM))
+    reduced = pin.buildReducedModel(robot, [robot.getJointId("joint2")], np.array([0.0, 0.7]))
+    assert model.joint_names == ("joint1",)
+    (body,) = model.bodies
+    np.testing.assert_allclose(body.mass, reduced.inertias[1].mass, rtol=1e-12)
+    np.testing.assert_allclose(body.com, reduced.inertias[1].lever, atol=1e-12)
+    np.testing.assert_allclose(body.inertia, reduced.inertias[1].inertia, atol=1e-12)

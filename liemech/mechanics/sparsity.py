@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from liemech.numerics.block_tree import TreeStructure, tree_structure
+
 Labels = NDArray[np.int64]
 
 
@@ -44,3 +46,14 @@ class BodySparsity:
         adjacent[self.edges[:, 1], self.edges[:, 0]] = True
         result: NDArray[np.bool_] = adjacent[labels[:, None], labels[None, :]]
         return result
+
+    def stacked_tree(self, copies: int) -> TreeStructure | None:
+        """The block tree of a square system whose unknowns (and equations) are ``copies`` stacked
+        copies of the coordinates followed by as many of the rows (a step with that many stages),
+        each labelled with its body; None if the couplings are no tree. Analysed once per number
+        of copies: ``integrate`` asks again at every call."""
+        cache: dict[int, TreeStructure | None] = self.__dict__.setdefault("_trees", {})
+        if copies not in cache:
+            labels = np.concatenate([np.tile(self.coordinate_body, copies), np.tile(self.row_body, copies)])
+            cache[copies] = tree_structure(self.coupled(labels), labels)
+        return cache[copies]

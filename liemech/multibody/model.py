@@ -210,12 +210,16 @@ class Model:
 
     def _one_dof_positions(self, g: Configuration) -> jax.Array:
         """q(g) indexed by the rate slots (v's order), for joints with one degree of freedom."""
-        q = self.positions(g)
-        slots = np.zeros(self.nv, dtype=int)
+        return self.positions(g)[self._position_of_rate]
+
+    @functools.cached_property
+    def _position_of_rate(self) -> NDArray[np.int64]:
+        """For each rate slot of a one-degree-of-freedom joint, its position slot (0 elsewhere)."""
+        slots = np.zeros(self.nv, dtype=np.int64)
         for name in self.joint_names:
             if self._v_slots[name].stop - self._v_slots[name].start == 1:
                 slots[self._v_slots[name].start] = self._q_slots[name].start
-        return q[slots]
+        return slots
 
     def _potential(self, g: Configuration) -> jax.Array:
         """V = −Σ mᵢ ⟨gravity, xᵢ⟩ + Σ ½ k (q − q_rest)² over the joints with springs."""

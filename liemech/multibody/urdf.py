@@ -12,10 +12,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
 from liemech.multibody.body import Body
 from liemech.multibody.joint import WORLD, Joint
+from liemech.multibody.joint_kinds import rotation_about
 from liemech.multibody.model import GRAVITY, Actuation, Model
 from liemech.types import Matrix, Vector
 
@@ -145,8 +147,7 @@ def _motion(joint: Any, q: float) -> Matrix:
     if joint.type == "prismatic":
         T[:3, 3] = q * axis
     else:
-        K = np.cross(axis, -np.eye(3))
-        T[:3, :3] = np.eye(3) + np.sin(q) * K + (1.0 - np.cos(q)) * K @ K
+        T[:3, :3] = np.asarray(rotation_about(jnp.asarray(axis)[None], jnp.asarray([q]))[0])
     return T
 
 

@@ -281,9 +281,8 @@ class VPRKEquations(Generic[P]):
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
-        labels = np.concatenate([np.tile(sparsity.coordinate_body, self._s), np.tile(sparsity.row_body, self._s)])
-        tree = block_tree.tree_structure(sparsity.coupled(labels), labels)
-        return tree if tree is not None and 2 * tree.count < labels.size else None
+        tree = sparsity.stacked_tree(self._s)
+        return tree if tree is not None and 2 * tree.count < tree.size else None
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
