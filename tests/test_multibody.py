@@ -17,7 +17,6 @@ import liemech as lm
 from liemech.methods.method import NodeState
 from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.multibody import Body, Joint, Model, from_urdf, pose
-from liemech.numerics import block_tree
 from liemech.solvers import compiled_newton
 from liemech.testing import estimate_order
 
@@ -176,15 +175,15 @@ CHAIN = chain(4)
 
 
 def test_tree_newton_update_is_the_dense_one() -> None:
-    """Newton's update from the tree (the Jacobian's tree part from 3 colours of directional
-    derivatives, factorised body by body, then corrected twice by exact products J d) agrees with
-    the dense solve J⁻¹r of the whole Jacobian (jax.jacfwd, numpy's LU) at an iterate off the
-    solution, on an 8-link chain."""
+    """The step's Jacobian (with the momentum at the step's end among the unknowns) vanishes
+    outside the block tree of the chain's bodies, and Newton's update from the tree (3 colours of
+    directional derivatives, factorised body by body) agrees with the dense solve J⁻¹r of the whole
+    Jacobian (jax.jacfwd, numpy's LU) at an iterate off the solution, on an 8-link chain."""
     problem = chain(8).problem(np.linspace(0.5, -0.3, 8), np.linspace(1.0, -0.5, 8))
     equations = VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)
     assert problem.sparsity is not None
-    labels = np.concatenate([np.tile(problem.sparsity.coordinate_body, 2), np.tile(problem.sparsity.row_body, 2)])
-    tree = block_tree.tree_structure(problem.sparsity.coupled(labels), labels)
+    sparsity = problem.sparsity
+    tree = sparsity.stacked_tree(2, momenta=True)
     assert tree is not None
     carry = equations.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
 
@@ -193,19 +192,23 @@ def test_tree_newton_update_is_the_dense_one() -> None:
 
     x = carry.guess + 1e-3 * jnp.asarray(np.random.default_rng(0).normal(size=carry.guess.shape))
     factor, update = compiled_newton._linear_algebra(residual, tree)
-    by_tree = np.asarray(jax.jit(lambda x: update(factor(x), residual(x), x))(x))
-    dense = np.linalg.solve(np.asarray(jax.jit(jax.jacfwd(residual))(x)), np.asarray(jax.jit(residual)(x)))
-    assert np.max(np.abs(by_tree - dense)) < 1e-6 * np.max(np.abs(dense))
+    by_tree = np.asarray(jax.jit(lambda x: update(factor(x), residual(x)))(x))
+    jacobian = np.asarray(jax.jit(jax.jacfwd(residual))(x))
+    labels = np.concatenate([np.tile(sparsity.coordinate_body, 2), np.tile(sparsity.row_body, 2),
+                             sparsity.coordinate_body])
+    assert np.max(np.abs(jacobian[~sparsity.coupled(labels)])) == 0.0
+    dense = np.linalg.solve(jacobian, np.asarray(jax.jit(residual)(x)))
+    assert np.max(np.abs(by_tree - dense)) < 1e-9 * np.max(np.abs(dense))
 
 
 def test_chain_jacobian_takes_three_colours_per_body_width() -> None:
-    """A chain's step Jacobian is built from 3 × (2 stages × (6 coordinates + 5 joint rows))
-    directional derivatives whatever its length (each body couples to its neighbours only), from
-    7 bodies on; up to 6 the dense Jacobian takes no more than twice as many."""
+    """A chain's step Jacobian is built from 3 × (2 stages × (6 coordinates + 5 joint rows) + 6
+    momenta) directional derivatives whatever its length (each body couples to its neighbours
+    only), from 7 bodies on; up to 6 the dense Jacobian takes no more than twice as many."""
     method = lm.VPRK(lm.lobatto(2))
     for n in (7, 12):
         tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
-        assert tree is not None and tree.count == 3 * 2 * (6 + 5)
+        assert tree is not None and tree.count == 3 * (2 * (6 + 5) + 6)
     assert VPRKEquations(method, chain(6).problem(np.full(6, 0.1), np.zeros(6)))._tree is None
 
 

@@ -47,13 +47,15 @@ class BodySparsity:
         result: NDArray[np.bool_] = adjacent[labels[:, None], labels[None, :]]
         return result
 
-    def stacked_tree(self, copies: int) -> TreeStructure | None:
+    def stacked_tree(self, copies: int, momenta: bool = False) -> TreeStructure | None:
         """The block tree of a square system whose unknowns (and equations) are ``copies`` stacked
         copies of the coordinates followed by as many of the rows (a step with that many stages),
-        each labelled with its body; None if the couplings are no tree. Analysed once per number
-        of copies: ``integrate`` asks again at every call."""
-        cache: dict[int, TreeStructure | None] = self.__dict__.setdefault("_trees", {})
-        if copies not in cache:
-            labels = np.concatenate([np.tile(self.coordinate_body, copies), np.tile(self.row_body, copies)])
-            cache[copies] = tree_structure(self.coupled(labels), labels)
-        return cache[copies]
+        and, with ``momenta``, one more copy of the coordinates (the momentum at the step's end),
+        each labelled with its body; None if the couplings are no tree. Analysed once per layout:
+        ``integrate`` asks again at every call."""
+        cache: dict[tuple[int, bool], TreeStructure | None] = self.__dict__.setdefault("_trees", {})
+        if (copies, momenta) not in cache:
+            blocks = [np.tile(self.coordinate_body, copies), np.tile(self.row_body, copies)]
+            labels = np.concatenate(blocks + [self.coordinate_body] * momenta)
+            cache[copies, momenta] = tree_structure(self.coupled(labels), labels)
+        return cache[copies, momenta]

@@ -39,11 +39,6 @@ class NewtonOutcome(NamedTuple):
     status: jax.Array
 
 
-TREE_CORRECTIONS = 2
-"""Corrections of a block-tree Newton update by exact Jacobian products (see ``_linear_algebra``):
-on a 16-link chain, 1, 2 and 3 took 9.5, 7.4 and 6.4 iterations per step (none: no convergence)."""
-
-
 class _Loop(NamedTuple):
     x: jax.Array
     iteration: jax.Array
@@ -58,8 +53,8 @@ def solve(
     structure: block_tree.TreeStructure | None = None,
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
-    given a block-tree ``structure``, with J's tree part from one JVP per colour of its columns,
-    solved body by body (``liemech.numerics.block_tree``) and corrected by exact products J d.
+    given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
+    columns, solved body by body (``liemech.numerics.block_tree``).
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
@@ -91,7 +86,7 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
         factors = first_factors if first_factors is not None else factor(state.x)
-        dx = solve_with(factors, r, state.x)
+        dx = solve_with(factors, r)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)
@@ -124,20 +119,14 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], structure: block_tree.TreeStructure | None) -> tuple[
-        Callable[[jax.Array], Any], Callable[[Any, jax.Array, jax.Array], jax.Array]]:
-    """x ↦ factors of J(x), and (factors, r, x) ↦ the Newton update J(x)⁻¹r: dense LU, or the
-    block-tree factors P corrected by TREE_CORRECTIONS steps d ← d + P⁻¹(r − J(x)d), J(x)d by one
-    JVP. The corrections make up for what the tree leaves out (a joint's velocity row reaches its
-    bodies' other neighbours, through the momentum at the step's end) and for factors of an
-    earlier iterate."""
+        Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
+    """x ↦ factors of J(x), and (factors, r) ↦ the Newton update J⁻¹r: dense LU of ``jax.jacfwd``,
+    or J from one JVP per colour of its columns factorised body by body along the block tree."""
     if structure is None:
         jacobian = jax.jacfwd(residual)
-        return (lambda x: lu.lu_factor(jacobian(x))), lambda factors, r, x: lu.lu_solve(factors, r)
+        return (lambda x: lu.lu_factor(jacobian(x))), lu.lu_solve
 
-    def update(factors: block_tree.TreeFactors, r: jax.Array, x: jax.Array) -> jax.Array:
-        d = block_tree.tree_solve(factors, r, structure)
-        for _ in range(TREE_CORRECTIONS):
-            d = d + block_tree.tree_solve(factors, r - jax.jvp(residual, (x,), (d,))[1], structure)
-        return d
+    def factor(x: jax.Array) -> block_tree.TreeFactors:
+        return block_tree.tree_factor(block_tree.tree_jacobian(residual, x, structure), structure)
 
-    return (lambda x: block_tree.tree_factor(block_tree.tree_jacobian(residual, x, structure), structure)), update
+    return factor, lambda factors, r: block_tree.tree_solve(factors, r, structure)

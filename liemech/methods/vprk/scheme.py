@@ -234,7 +234,7 @@ class _Stages(NamedTuple, Generic[P]):
 
 class VPRKEquations(Generic[P]):
     """The VPRK step equations of one problem as pure functions of the unknowns
-    x = (H¹..Hˢ, free multipliers): ``residual(x, state, h)`` and the ``step`` that solves them."""
+    x = (H¹..Hˢ, free multipliers, and ν = μ_{k+1} on the block-tree path): ``residual(x, state, h)`` and the ``step`` that solves them."""
 
     def __init__(self, method: VPRK, problem: Problem[P], unrolled: bool = False) -> None:
         self._newton = method.newton
@@ -270,25 +270,28 @@ class VPRKEquations(Generic[P]):
         # passes give them all (a member-step of the chaotic nonholonomic system: 20 % less time).
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
+        self._momentum_unknown = self._tree is not None
 
     def _tree_structure(self, problem: Problem[P]) -> block_tree.TreeStructure | None:
         """The block tree of Newton's Jacobian from the problem's ``sparsity`` (holonomic problems):
         unknown and equation i share a body, H^j_k that of coordinate k, Λ^j_r and the rows that
-        close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r. None where the
+        close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r, ν_k (the unknown
+        momentum at the step's end, see ``_stages``) and its equation that of coordinate k. None where the
         dense Jacobian costs no more than twice as many directional derivatives as the tree's (a
         chain of up to 6 bodies): there the tree's corrections and level loop cost more than they save,
         and compile twice as long."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
-        tree = sparsity.stacked_tree(self._s)
+        tree = sparsity.stacked_tree(self._s, momenta=True)
         return tree if tree is not None and 2 * tree.count < tree.size else None
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         s = self._s
         lam = jnp.zeros(0) if state.lam is None else jnp.asarray(state.lam)
-        guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)])
+        momentum = [jnp.asarray(state.mu)] if self._momentum_unknown else []
+        guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)] + momentum)
         return _Carry(state.g, jnp.asarray(state.mu), lam, guess, jnp.asarray(state.t, dtype=float), jnp.zeros(()),
                       guess)
 
@@ -309,8 +312,9 @@ class VPRKEquations(Generic[P]):
     def _stages(self, x: jax.Array, c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
         s, n, m, m_holonomic = self._s, self._n, self._m, self._m_holonomic
         group, tau, L, g, mu = self._group, self._tau, self._system, c.g, c.mu
+        free = s - self._first_free
         H = x[: s * n].reshape(s, n)
-        Lam = x[s * n:].reshape(s - self._first_free, m)
+        Lam = x[s * n: s * n + free * m].reshape(free, m)
         if self._carried:
             Lam = jnp.concatenate([lam_k[None, :], Lam])
         Xi = h * (self._A @ H)
@@ -347,11 +351,15 @@ class VPRKEquations(Generic[P]):
         T_xi = tau.tau(xi)
         mu_next = self._coadjoint(T_xi, mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
-        dtau_mu_next = mu_next if self._vector_space else jnp.asarray(tau.dtau_star(xi, mu_next))
+        # On the block-tree path μ_{k+1} is an unknown ν too, closed by ν = μ_{k+1}: the tangency
+        # then reads a joint's two bodies alone, where μ_{k+1} would bring in the forces of their
+        # other joints, and with them the neighbours' neighbours (the Jacobian would be no tree).
+        momentum = x[s * n + free * m:] if self._momentum_unknown else mu_next
+        dtau_mu_next = momentum if self._vector_space else jnp.asarray(tau.dtau_star(xi, momentum))
         rows = [(Pi + h * (self._C @ ND) - dtau_mu_next).ravel()]
         lam_next = Lam[-1]
         if self._holonomic is not None:
-            v_next = jnp.asarray(L.velocity(g_next, mu_next))
+            v_next = jnp.asarray(L.velocity(g_next, momentum))
             rows += [phi[1:].ravel(), trivialised_jvp(group, self._holonomic.phi, g_next, v_next)]
         if self._nonholonomic is not None:
             constraint = self._nonholonomic
@@ -367,6 +375,8 @@ class VPRKEquations(Generic[P]):
                 lam_next = self._continuous_multiplier(g_next, mu_next, c.t + h)
                 rows.append(Lam[-1, m_holonomic:] + self._rho * Lam[0, m_holonomic:] - lam_next[m_holonomic:]
                             - self._rho * lam_k)
+        if self._momentum_unknown:
+            rows.append(momentum - mu_next)
         return _Stages(g_next, mu_next, jnp.concatenate(rows), lam_next, h * (self._b @ power))
 
     def _over_stages(self, stage: Callable[..., R], *stacked: object) -> R:
