@@ -28,6 +28,7 @@ from liemech.mechanics import (
 )
 from liemech.methods import (
     RK4,
+    SPLITTING_COMPOSITIONS,
     VPRK,
     BobenkoSurisTop,
     DiscreteGradientAugmentedLagrange,
@@ -43,6 +44,8 @@ from liemech.methods import (
     MidpointVI,
     Scope,
     SimpsonVI,
+    Splitting,
+    SplittingComposition,
     Traits,
 )
 from liemech.run import (
@@ -68,6 +71,7 @@ __all__ = [
     "SE3",
     "SO2",
     "SO3",
+    "SPLITTING_COMPOSITIONS",
     "VPRK",
     "BobenkoSurisTop",
     "BodySparsity",
@@ -108,6 +112,8 @@ __all__ = [
     "SimpsonVI",
     "Solution",
     "SolverStats",
+    "Splitting",
+    "SplittingComposition",
     "Sweep",
     "Tableau",
     "TableauPair",

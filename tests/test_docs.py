@@ -103,7 +103,8 @@ def traits_rows(page: Path) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split("|")] for line in table[2:]]
 
 
-@pytest.mark.parametrize("page", ["integrators.md", "nonholonomic.md", "simpson.md", "discrete_gradients.md", "ggl.md"])
+@pytest.mark.parametrize("page", ["integrators.md", "nonholonomic.md", "simpson.md", "discrete_gradients.md", "ggl.md",
+                                  "splitting.md"])
 def test_traits_tables_match_the_methods(page: str) -> None:
     namespace = {"lm": lm, **{name: getattr(liemech.systems, name) for name in liemech.systems.__all__}}
     rows = traits_rows(DOCS / page)

@@ -7,7 +7,10 @@ drivers in ``liemech.run``: traits and a compiled one-step map (``method.py``, `
 - ``discrete_gradient``: energy-conserving schemes of Leyendecker, Betsch & Steinmann (2004);
 - ``variational``: Simpson and midpoint variational integrators (Rojas-Quintero, Dubois & Jourdan
   2025) and the Bobenko–Suris scheme for the Lagrange top;
-- ``classical``: explicit Runge–Kutta of order 4.
+- ``classical``: explicit Runge–Kutta of order 4;
+- ``splitting``: explicit symplectic splitting and composition methods for a constant inertia (kick and
+  free flow; Dullweber, Leimkuhler & McLachlan 1997, Yoshida 1990, McLachlan 1995, Kahan & Li 1997,
+  Blanes & Moan 2002).
 """
 
 from liemech.methods.classical.rk4 import RK4
@@ -19,6 +22,9 @@ from liemech.methods.ggl.energy_momentum import GGLEnergyMomentum, GonzalezEnerg
 from liemech.methods.ggl.theta import GGLThetaA, GGLThetaB
 from liemech.methods.ggl.variational_euler import GGLVariationalEuler
 from liemech.methods.method import Method, NodeState, Scope, Stepper, StepReport, Traits
+from liemech.methods.splitting.coefficients import COMPOSITIONS as SPLITTING_COMPOSITIONS
+from liemech.methods.splitting.coefficients import Composition as SplittingComposition
+from liemech.methods.splitting.scheme import Splitting
 from liemech.methods.variational.bobenko_suris import BobenkoSurisTop
 from liemech.methods.variational.midpoint import MidpointVI
 from liemech.methods.variational.simpson import SimpsonVI
@@ -26,6 +32,7 @@ from liemech.methods.vprk.scheme import VPRK
 
 __all__ = [
     "RK4",
+    "SPLITTING_COMPOSITIONS",
     "VPRK",
     "BobenkoSurisTop",
     "DiscreteGradientAugmentedLagrange",
@@ -42,6 +49,8 @@ __all__ = [
     "NodeState",
     "Scope",
     "SimpsonVI",
+    "Splitting",
+    "SplittingComposition",
     "StepReport",
     "Stepper",
     "Traits",
