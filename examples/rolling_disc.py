@@ -21,7 +21,8 @@ from scipy.linalg import null_space
 
 import liemech as lm
 from liemech.systems import RollingDisc
-from liemech.systems.rolling_disc import Pose, lowest_rim_direction
+from liemech.systems.body_on_plane import Pose
+from liemech.systems.rolling_disc import lowest_rim_direction
 
 # LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: Lobatto-2 only, the wobbling disc up to T = 4
 FAST = os.environ.get("LIEMECH_EXAMPLES_FAST") == "1"

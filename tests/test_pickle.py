@@ -13,7 +13,7 @@ import pytest
 
 import liemech as lm
 import liemech.systems
-from liemech.systems import ChaoticNonholonomic, HeavyTop, Pendulum, RollingDisc
+from liemech.systems import ChaoticNonholonomic, HeavyTop, Pendulum, RollingBody, RollingDisc
 
 METHOD = lm.VPRK(lm.lobatto(2))
 
@@ -89,6 +89,7 @@ def test_a_solution_pickles_with_its_group_and_metadata() -> None:
 BUILT_WITH_ARGUMENTS: dict[str, Callable[[], object]] = {
     "ChaoticNonholonomic": lambda: ChaoticNonholonomic().problem(1, 4),
     "SteadyRolling": lambda: RollingDisc().steady(0.3, 1.0).problem(),
+    "RollingBody": lambda: RollingBody.rattleback().problem(np.eye(3), np.array([0.3, -0.2, 5.0])),
 }
 # ReducedLagrangeTop is an ODE with no problem; RollingDisc's problem is SteadyRolling's.
 WITHOUT_OWN_PROBLEM = {"ReducedLagrangeTop", "RollingDisc"}

@@ -12,7 +12,8 @@ from scipy.linalg import null_space
 
 import liemech as lm
 from liemech.systems import RollingBall, RollingDisc
-from liemech.systems.rolling_disc import Pose, lowest_rim_direction
+from liemech.systems.body_on_plane import Pose
+from liemech.systems.rolling_disc import lowest_rim_direction
 from liemech.testing import estimate_order
 
 DISC = RollingDisc()

@@ -18,6 +18,7 @@ from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.pendulum import Pendulum
 from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
 from liemech.systems.rolling_ball import RollingBall
+from liemech.systems.rolling_body import RollingBody
 from liemech.systems.rolling_disc import RollingDisc, SteadyRolling
 from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.systems.vertical_disc import VerticalDisc
@@ -41,6 +42,7 @@ __all__ = [
     "Pendulum",
     "ReducedLagrangeTop",
     "RollingBall",
+    "RollingBody",
     "RollingDisc",
     "SphericalPendulum",
     "SteadyRolling",

@@ -19,6 +19,7 @@ from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
 from liemech.plot import Observable
 from liemech.systems.ball_on_turntable import BallOnTurntable
+from liemech.systems.body_on_plane import Pose
 from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.chaplygin_sleigh import ChaplyginSleigh
 from liemech.systems.constrained_reference import index1_reference
@@ -35,7 +36,7 @@ from liemech.systems.lagrange_top import LagrangeTop
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.pendulum import Pendulum
 from liemech.systems.rolling_ball import RollingBall
-from liemech.systems.rolling_disc import Pose, RollingDisc
+from liemech.systems.rolling_disc import RollingDisc
 from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.systems.vertical_disc import VerticalDisc
 from liemech.types import Matrix, Vector

@@ -17,18 +17,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.euclidean import Rn
-from liemech.groups.product import ProductGroup
-from liemech.groups.so3 import SO3, exp_matrix
+from liemech.groups.so3 import exp_matrix
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems.body_on_plane import Pose, body_inertia_blocks, body_on_plane, energy
 from liemech.systems.built_once import built_once
 from liemech.systems.rolling_reference import RollingTrajectory, rolling_reference
 from liemech.types import Matrix, Vector
 
-Pose = tuple[Matrix, Vector]
 E3 = np.array([0.0, 0.0, 1.0])
 
 
@@ -48,17 +46,11 @@ class RollingBall:
     @property
     def inertia(self) -> Matrix:
         """Blocks 𝕀 for Ω and m I for v."""
-        out = np.zeros((6, 6))
-        out[:3, :3], out[3:, 3:] = self.body_inertia, self.mass * np.eye(3)
-        return out
-
-    def potential(self, g: Pose) -> jax.Array:
-        """V = m g x_z (constant on the constraint; kept so that λ_Φ is the normal force)."""
-        return jnp.asarray(self.mass * self.gravity * g[1][2])
+        return body_inertia_blocks(self.body_inertia, self.mass)
 
     @built_once
     def system(self) -> MechanicalSystem[Pose]:
-        return MechanicalSystem(ProductGroup(SO3(), Rn(3)), self.inertia, self.potential)
+        return body_on_plane(self.inertia, self.mass, self.gravity)
 
     def height(self, g: Pose) -> jax.Array:
         """Φ = x_z − r."""
@@ -82,8 +74,8 @@ class RollingBall:
                        nonholonomic=nonholonomic)
 
     def energy(self, g: Pose, mu: Vector) -> float:
-        """H = ½ μᵀ𝕀⁻¹μ + m g x_z."""
-        return 0.5 * float(mu @ np.linalg.solve(self.inertia, mu)) + float(self.potential(g))
+        """H = ½ μᵀ𝕀⁻¹μ + m g x_z (V is constant on the constraint; kept so that λ_Φ is the normal force)."""
+        return energy(self.inertia, self.mass, self.gravity, g, mu)
 
     def contact_momentum(self, g: Pose, mu: Vector) -> Vector:
         """K = R𝕀Ω + m r² (ω − ω_z e_z), the angular momentum about the contact point."""

@@ -28,19 +28,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.euclidean import Rn
-from liemech.groups.product import ProductGroup
-from liemech.groups.so3 import SO3, cross, exp_matrix
+from liemech.groups.so3 import cross, exp_matrix
 from liemech.groups.validation import checked_real
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems.body_on_plane import Pose, body_on_plane, energy
 from liemech.systems.built_once import built_once
 from liemech.systems.rolling_reference import RollingTrajectory, rolling_reference
 from liemech.types import Matrix, Vector
 
-Pose = tuple[Matrix, Vector]
 E3 = np.array([0.0, 0.0, 1.0])
 
 
@@ -129,13 +127,9 @@ class RollingDisc:
         """Blocks diag(I₁, I₁, I₃) for Ω and m I for v."""
         return np.diag([*self.principal_moments, *[self.mass] * 3])
 
-    def potential(self, g: Pose) -> jax.Array:
-        """V = m g x_z."""
-        return jnp.asarray(self.mass * self.gravity * g[1][2])
-
     @built_once
     def system(self) -> MechanicalSystem[Pose]:
-        return MechanicalSystem(ProductGroup(SO3(), Rn(3)), self.inertia, self.potential)
+        return body_on_plane(self.inertia, self.mass, self.gravity)
 
     def contact_height(self, g: Pose) -> jax.Array:
         """Φ = x_z − r √(1 − n_z²)."""
@@ -164,7 +158,7 @@ class RollingDisc:
 
     def energy(self, g: Pose, mu: Vector) -> float:
         """H = ½ μᵀ𝕀⁻¹μ + m g x_z."""
-        return 0.5 * float(mu @ (mu / np.diag(self.inertia))) + float(self.potential(g))
+        return energy(self.inertia, self.mass, self.gravity, g, mu)
 
     def contact(self, R: Matrix, omega: Vector) -> tuple[Vector, Vector]:
         """ρ = r u(n) and ρ̇ = r u̇ along ṅ = ω × n (for ``rolling_reference``)."""

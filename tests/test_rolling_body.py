@@ -1,0 +1,311 @@
+"""A smooth convex body rolling without slipping on the plane (``RollingBody``): ellipsoids and the
+rattleback, against an independent reference written here: the Newton–Euler equations of a rigid
+body whose contact force, at the closed-form lowest point of the ellipsoid, keeps the material
+contact point at rest, integrated by DOP853 at rtol 1e-12."""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import liemech as lm
+from liemech.groups.so3 import exp_matrix
+from liemech.systems import RollingBall, RollingBody
+from liemech.systems.body_on_plane import Pose
+from liemech.systems.rolling_body import KANE_LEVINSON_MISALIGNMENT, first_sign_change
+from liemech.testing import estimate_order
+
+# A tumbling egg: an ellipsoid with its centre of mass off every axis and its principal axes of
+# inertia turned away from the surface's, in units with m = g = 1 (motions of period ~ 1).
+EGG_AXES = np.array([1.0, 0.7, 0.5])
+EGG_COM = np.array([0.04, -0.03, -0.12])
+_TURN = exp_matrix(np.array([0.1, -0.2, 0.3]))
+EGG_INERTIA = _TURN @ np.diag([0.15, 0.25, 0.30]) @ _TURN.T
+EGG = RollingBody.ellipsoid(EGG_AXES, 1.0, EGG_INERTIA, EGG_COM, gravity=1.0)
+EGG_R0 = exp_matrix(np.array([0.15, -0.1, 0.5]))      # tumbles: its tilt reaches 76° within T = 200
+EGG_OMEGA0 = np.array([0.4, -0.3, 1.5])
+CALM_R0 = exp_matrix(np.array([0.1, 0.05, 0.0]))      # a calmer motion for the long run (tilt up to 53°)
+CALM_OMEGA0 = np.array([0.2, -0.2, 1.0])
+
+# Kane & Levinson's rattleback (δ ≈ +0.0143 rad) and its mirror image (−δ), from a tilt of 0.02 rad
+# about the long axis, spun the way each reverses.
+RATTLEBACK = RollingBody.rattleback()
+MIRROR = RollingBody.rattleback(-KANE_LEVINSON_MISALIGNMENT)
+RATTLE_R0 = exp_matrix(np.array([0.02, 0.0, 0.0]))
+RATTLE_H = 1e-3
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Newton–Euler states at the requested times, and the first zero of the vertical spin."""
+
+    t: lm.Vector
+    R: lm.Tensor
+    x: lm.Matrix
+    omega: lm.Matrix
+    reversal: float | None
+
+
+def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.Vector, gravity: float,
+                 R0: lm.Matrix, x0: lm.Vector, omega0: lm.Vector, times: lm.Vector) -> Reference:
+    """The rolling ellipsoid by the Newton–Euler equations in the body frame.
+
+    With γ = Rᵀe_z, the lowest point p = −A²γ/√(γᵀA²γ) (the support map in the direction −γ),
+    r = p − c (from the centre of mass) and V = Rᵀẋ: rolling is V = −Ω × r, Newton
+    m(V̇ + Ω × V) = F − m g γ, Euler 𝕀Ω̇ + Ω × 𝕀Ω = r × F. Eliminating the contact force F:
+    (𝕀 − m r̂ r̂) Ω̇ = 𝕀Ω × Ω + m r × (g γ − Ω × ṙ − Ω × (Ω × r)), with γ̇ = γ × Ω and ṙ = ṗ from the
+    derivative of the support map, (A²/ε − A²γγᵀA²/ε³)(−γ̇), ε = √(γᵀA²γ)."""
+    a2, b2, c2 = (float(v) ** 2 for v in semi_axes)
+    J = [[float(inertia[i][j]) for j in range(3)] for i in range(3)]
+    cx, cy, cz = (float(v) for v in com)
+    m, g = float(mass), float(gravity)
+
+    def cross(u: tuple[float, float, float], w: tuple[float, float, float]) -> tuple[float, float, float]:
+        return u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]
+
+    def rates(t: float, y: lm.Vector) -> lm.Vector:
+        # Written with Python floats (3-vectors as tuples): DOP853 calls it ~10⁵ times.
+        (R11, R12, R13, R21, R22, R23, R31, R32, R33, _, _, _, w1, w2, w3) = y.tolist()
+        omega = (w1, w2, w3)
+        gamma = (R31, R32, R33)
+        eps = math.sqrt(a2 * R31 * R31 + b2 * R32 * R32 + c2 * R33 * R33)
+        s = (a2 * R31, b2 * R32, c2 * R33)                                   # A²γ
+        r = (-s[0] / eps - cx, -s[1] / eps - cy, -s[2] / eps - cz)
+        gamma_rate = cross(gamma, omega)
+        # ṙ = (A²/ε − A²γγᵀA²/ε³)(−γ̇)
+        sg = s[0] * gamma_rate[0] + s[1] * gamma_rate[1] + s[2] * gamma_rate[2]
+        r_rate = (-(a2 * gamma_rate[0]) / eps + s[0] * sg / eps**3, -(b2 * gamma_rate[1]) / eps + s[1] * sg / eps**3,
+                  -(c2 * gamma_rate[2]) / eps + s[2] * sg / eps**3)
+        Jw = (J[0][0] * w1 + J[0][1] * w2 + J[0][2] * w3, J[1][0] * w1 + J[1][1] * w2 + J[1][2] * w3,
+              J[2][0] * w1 + J[2][1] * w2 + J[2][2] * w3)
+        wr = cross(omega, r)
+        wwr = cross(omega, wr)
+        wrr = cross(omega, r_rate)
+        pull = (g * gamma[0] - wrr[0] - wwr[0], g * gamma[1] - wrr[1] - wwr[1], g * gamma[2] - wrr[2] - wwr[2])
+        torque = cross(r, pull)
+        gyro = cross(Jw, omega)
+        rhs = np.array([gyro[k] + m * torque[k] for k in range(3)])
+        rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
+        # 𝕀 − m r̂ r̂ = 𝕀 + m(|r|² I − r rᵀ)
+        lhs = np.array([[J[i][j] + m * ((rr if i == j else 0.0) - r[i] * r[j]) for j in range(3)] for i in range(3)])
+        omega_rate = np.linalg.solve(lhs, rhs)
+        # Ṙ = R Ω̂ and ẋ = R V with V = −Ω × r
+        out = np.empty(15)
+        out[0:9] = (R12 * w3 - R13 * w2, R13 * w1 - R11 * w3, R11 * w2 - R12 * w1,
+                    R22 * w3 - R23 * w2, R23 * w1 - R21 * w3, R21 * w2 - R22 * w1,
+                    R32 * w3 - R33 * w2, R33 * w1 - R31 * w3, R31 * w2 - R32 * w1)
+        out[9:12] = (-(R11 * wr[0] + R12 * wr[1] + R13 * wr[2]), -(R21 * wr[0] + R22 * wr[1] + R23 * wr[2]),
+                     -(R31 * wr[0] + R32 * wr[1] + R33 * wr[2]))
+        out[12:] = omega_rate
+        return out
+
+    def spin(t: float, y: lm.Vector) -> float:
+        return float(y[6:9] @ y[12:])
+
+    spin_event: Any = spin
+    spin_event.terminal = False
+    solution = solve_ivp(rates, (0.0, float(times[-1])), np.concatenate([R0.ravel(), x0, omega0]), method="DOP853",
+                         t_eval=times, rtol=1e-12, atol=1e-14, events=spin_event)
+    assert solution.success, solution.message
+    assert solution.t_events is not None
+    crossings = solution.t_events[0]
+    y = solution.y.T
+    return Reference(solution.t, y[:, :9].reshape(-1, 3, 3), y[:, 9:12], y[:, 12:],
+                     float(crossings[0]) if crossings.size else None)
+
+
+def reference_for(body_axes: lm.Vector, body: RollingBody, problem: lm.Problem[Pose], times: lm.Vector) -> Reference:
+    (R0, x0), eta0 = problem.g0, problem.eta0
+    return newton_euler(body_axes, body.mass, body.body_inertia, body.com, body.gravity, R0, x0, eta0[:3], times)
+
+
+def constraint_defects(problem: lm.Problem[Pose], sol: lm.Solution[Pose]) -> tuple[float, float]:
+    """max over the nodes of |Φ(g_k)| and of |φ(g_k, η_k)|."""
+    assert problem.holonomic is not None and problem.nonholonomic is not None
+    points = sol.points()
+    return (max(float(np.max(np.abs(problem.holonomic.value(g)))) for g in points),
+            max(float(np.max(np.abs(problem.nonholonomic.value(g, eta)))) for g, eta in zip(points, sol.eta)))
+
+
+@pytest.fixture(scope="module")
+def egg_reference() -> Reference:
+    return reference_for(EGG_AXES, EGG, EGG.problem(EGG_R0, EGG_OMEGA0), np.array([0.0, 2.0]))
+
+
+def test_reference_keeps_energy_and_contact(egg_reference: Reference) -> None:
+    """The reference keeps the energy ½Ωᵀ𝕀Ω + ½m|v|² + m g x_z to 1e-11 and its lowest point on
+    the plane to 1e-11 (it integrates x freely), and starts from the problem's state."""
+    problem = EGG.problem(EGG_R0, EGG_OMEGA0)
+
+    def energy(R: lm.Matrix, x: lm.Vector, omega: lm.Vector) -> float:
+        gamma = R[2]
+        r = -EGG_AXES**2 * gamma / math.sqrt(float(EGG_AXES**2 @ gamma**2)) - EGG_COM
+        v = -R @ np.cross(omega, r)
+        return 0.5 * float(omega @ EGG_INERTIA @ omega) + 0.5 * float(v @ v) + float(x[2])
+
+    E0, E1 = (energy(egg_reference.R[k], egg_reference.x[k], egg_reference.omega[k]) for k in (0, 1))
+    assert abs(E1 - E0) <= 1e-11
+    assert abs(E0 - EGG.energy(problem.g0, problem.mu0)) <= 1e-14
+    lowest = float(egg_reference.x[1, 2] - math.sqrt(float(EGG_AXES**2 @ egg_reference.R[1][2] ** 2))
+                   - egg_reference.R[1][2] @ EGG_COM)
+    assert abs(lowest) <= 1e-11
+
+
+def test_library_reference_agrees(egg_reference: Reference) -> None:
+    """``RollingBody.reference`` (DOP853 on the shared rolling Newton–Euler equations, the contact
+    point and its rate from autodiff of the support function) agrees with the one written here."""
+    library = EGG.reference(EGG.problem(EGG_R0, EGG_OMEGA0), np.array([0.0, 2.0]))
+    assert np.max(np.abs(library.R[-1] - egg_reference.R[-1])) <= 1e-10
+    assert np.max(np.abs(library.x[-1] - egg_reference.x[-1])) <= 1e-10
+    assert np.max(np.abs(library.omega[-1] - egg_reference.omega[-1])) <= 1e-10
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_order_and_constraints_against_newton_euler(stages: int, egg_reference: Reference) -> None:
+    """Lobatto-s on the tumbling egg, T = 2, h = 0.1 … 0.0125: R, x and Ω converge to the Newton–Euler
+    reference with order 2s − 2, and at every node the contact height Φ and the rolling condition
+    φ hold to round-off; the public views have the documented shapes."""
+    problem, steps = EGG.problem(EGG_R0, EGG_OMEGA0), [0.1, 0.05, 0.025, 0.0125]
+    pose_errors, omega_errors = [], []
+    for h in steps:
+        sol = lm.integrate(problem, lm.VPRK(lm.lobatto(stages)), h=h, t_final=2.0)
+        R, omega, contact = EGG.orientation(sol), EGG.angular_velocity(sol), EGG.contact_point(sol)
+        assert R.shape == (sol.t.size, 3, 3) and omega.shape == (sol.t.size, 3) and contact.shape == (sol.t.size, 3)
+        pose_errors.append(max(float(np.max(np.abs(R[-1] - egg_reference.R[-1]))),
+                               float(np.max(np.abs(sol.g[1][-1] - egg_reference.x[-1])))))
+        omega_errors.append(float(np.max(np.abs(omega[-1] - egg_reference.omega[-1]))))
+        height, slip = constraint_defects(problem, sol)
+        assert height <= 2e-15 and slip <= 5e-15, (height, slip)
+        assert float(np.max(np.abs(contact[:, 2]))) <= 2e-15
+    expected = 2 * stages - 2
+    for errors in (pose_errors, omega_errors):
+        order = estimate_order(steps, errors, plateau=1e-12).slope
+        assert expected - 0.2 <= order <= expected + 0.3, (errors, order)
+
+
+@pytest.mark.slow
+def test_long_run_energy_without_drift() -> None:
+    """Lobatto-2, h = 0.05, T = 200 (4000 steps) on the egg: the energy error stays bounded (below
+    1e-3 of the energy) with no drift: its largest value over the last quarter of the run is no more
+    than 1.5 times that over the first; both constraints hold at every node to round-off."""
+    problem = EGG.problem(CALM_R0, CALM_OMEGA0)
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.05, t_final=200.0)
+    energy = np.array([EGG.energy(g, mu) for g, mu in zip(sol.points(), sol.mu)])
+    error = np.abs(energy - energy[0])
+    quarter = error.size // 4
+    assert error.max() <= 1e-3 * abs(energy[0])
+    assert error[-quarter:].max() <= 1.5 * error[:quarter].max(), (error[:quarter].max(), error[-quarter:].max())
+    height, slip = constraint_defects(problem, sol)
+    assert height <= 2e-15 and slip <= 5e-15, (height, slip)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_rattleback_spin_reversal(mirrored: bool) -> None:
+    """Kane & Levinson's rattleback from a 0.02 rad tilt about its long axis with spin 5 rad/s
+    about the vertical: with δ > 0 a clockwise spin (ω_z < 0) reverses, and the mirror image
+    (−δ) reverses an anticlockwise one. Lobatto-2 at h = 1e-3 s finds the first reversal within
+    1 % of the Newton–Euler reference (at 3.76 s), and the spin has the opposite sign after it;
+    the contact and rolling constraints hold to round-off at every node."""
+    body, spin0 = (MIRROR, 5.0) if mirrored else (RATTLEBACK, -5.0)
+    problem = body.problem(RATTLE_R0, np.array([0.0, 0.0, spin0]))
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=RATTLE_H, t_final=4.2)
+    spin = body.vertical_spin(sol)
+    reversal = first_sign_change(sol.t, spin)
+    reference = reference_for(np.array([0.20, 0.03, 0.02]), body, problem, np.array([0.0, 4.2]))
+    assert reference.reversal is not None and reversal is not None
+    assert 3.5 <= reference.reversal <= 4.0
+    assert abs(reversal - reference.reversal) <= 0.01 * reference.reversal, (reversal, reference.reversal)
+    after = sol.t > reversal + 0.15
+    assert np.sign(spin[0]) == np.sign(spin0) and np.all(np.sign(spin[after][:100]) == -np.sign(spin0))
+    assert np.sign(reference.omega[-1] @ reference.R[-1][2]) == -np.sign(spin0)
+    height, slip = constraint_defects(problem, sol)            # metres and m/s: the body is 4 cm tall
+    assert height <= 1e-16 and slip <= 1e-15, (height, slip)
+
+
+@pytest.mark.slow
+def test_ball_agrees_with_rolling_ball() -> None:
+    """An ellipsoid with a = b = c and its centre of mass at the centre is the Chaplygin ball:
+    from RollingBall's initial state, the same method and step give the same nodes to round-off."""
+    ball = RollingBall()
+    problem = ball.problem()
+    body = RollingBody.ellipsoid((1.0, 1.0, 1.0), ball.mass, ball.body_inertia, (0.0, 0.0, 0.0), gravity=ball.gravity)
+    same = body.problem(problem.g0[0], problem.eta0[:3])
+    assert np.max(np.abs(same.g0[1] - problem.g0[1])) <= 1e-15
+    assert np.max(np.abs(same.eta0 - problem.eta0)) <= 1e-15
+    method = lm.VPRK(lm.lobatto(2))
+    expected = lm.integrate(problem, method, h=0.05, n_steps=200)
+    sol = lm.integrate(same, method, h=0.05, n_steps=200)
+    assert float(np.max(np.abs(sol.g[0] - expected.g[0]))) <= 1e-12
+    assert float(np.max(np.abs(sol.g[1] - expected.g[1]))) <= 1e-12
+    assert float(np.max(np.abs(sol.mu - expected.mu))) <= 1e-12
+
+
+def test_rattleback_parameters() -> None:
+    """The default inertia is Kane & Levinson's [[A, D, 0], [D, B, 0], [0, 0, C]] (per unit mass,
+    A = 2, B = 16, C = 17, D = −0.2 cm²) in SI, and −δ flips the sign of D."""
+    expected = np.array([[2e-4, -2e-5, 0.0], [-2e-5, 16e-4, 0.0], [0.0, 0.0, 17e-4]])
+    assert np.allclose(RATTLEBACK.body_inertia, expected, rtol=0.0, atol=1e-15)
+    assert np.allclose(MIRROR.body_inertia, expected * np.array([[1, -1, 1], [-1, 1, 1], [1, 1, 1]]), rtol=0.0,
+                       atol=1e-15)
+    assert np.array_equal(RATTLEBACK.com, [0.0, 0.0, -0.01]) and RATTLEBACK.mass == 1.0
+    assert abs(KANE_LEVINSON_MISALIGNMENT - 0.5 * math.atan(0.4 / 14.0)) <= 1e-15   # tan 2δ = 2D/(A − B)
+
+
+def test_problem_starts_on_the_constraints() -> None:
+    """The problem puts the lowest point at the origin and the velocity on the rolling condition
+    (all three components of the contact point's velocity vanish)."""
+    problem = EGG.problem(EGG_R0, EGG_OMEGA0)
+    R0, x0 = problem.g0
+    gamma = R0[2]
+    lowest = -EGG_AXES**2 * gamma / math.sqrt(float(EGG_AXES**2 @ gamma**2))
+    assert np.max(np.abs(x0 + R0 @ (lowest - EGG_COM))) <= 1e-15
+    velocity = problem.eta0[3:] + np.cross(R0 @ problem.eta0[:3], R0 @ (lowest - EGG_COM))
+    assert np.max(np.abs(velocity)) <= 1e-15
+
+
+RefusedBody = Callable[[], object]
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: RollingBody.ellipsoid((1.0, 0.0, 0.5), 1.0, np.eye(3), (0, 0, 0)), "semi_axes must be positive"),
+    (lambda: RollingBody.ellipsoid((1.0, -1.0, 0.5), 1.0, np.eye(3), (0, 0, 0)), "semi_axes must be positive"),
+    (lambda: RollingBody.ellipsoid((1.0, 1.0, 0.5), 1.0, np.diag([1.0, -1.0, 1.0]), (0, 0, 0)),
+     "inertia must be positive definite"),
+    (lambda: RollingBody.ellipsoid((1.0, 1.0, 0.5), 1.0, np.array([[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0, 0, 1]]),
+                                   (0, 0, 0)), "inertia must be symmetric"),
+    (lambda: RollingBody.ellipsoid((1.0, 1.0, 0.5), 1.0, np.diag([0.1, 0.2, 0.5]), (0, 0, 0)),
+     "inertia violates the triangle inequality"),
+    (lambda: RollingBody.ellipsoid((1.0, 1.0, 0.5), 1.0, np.eye(3), (0.0, 0.0, -0.6)), "com must lie inside"),
+    (lambda: RollingBody.ellipsoid((1.0, 1.0, 0.5), 0.0, np.eye(3), (0, 0, 0)), "mass must be"),
+    (lambda: EGG.problem(np.diag([1.0, 1.0, -1.0]), EGG_OMEGA0), "R0"),
+    (lambda: EGG.problem(1.01 * np.eye(3), EGG_OMEGA0), "R0"),
+    (lambda: EGG.problem(np.eye(3), np.zeros(2)), "omega0"),
+    (lambda: RollingBody.rattleback(2.0), "misalignment"),
+])
+def test_bad_bodies_are_refused_by_name(build: RefusedBody, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build()
+
+
+def test_general_support_function_is_checked() -> None:
+    """A body given by its support function alone (here an ellipsoid's, written out) gets its
+    contact point by autodiff; a centre of mass outside it, or a support map that is not the
+    support function's gradient, is refused."""
+    import jax.numpy as jnp
+
+    def support(u: Any) -> Any:
+        return jnp.sqrt(jnp.sum((EGG_AXES * u) ** 2))
+
+    body = RollingBody(support, 1.0, EGG_INERTIA, EGG_COM, gravity=1.0)
+    down = -EGG_R0[2]
+    assert np.allclose(np.asarray(body.surface_point(down)), np.asarray(EGG.surface_point(down)), rtol=0.0, atol=1e-15)
+    with pytest.raises(ValueError, match="com must lie inside the body"):
+        RollingBody(support, 1.0, EGG_INERTIA, np.array([0.0, 0.0, 0.55]))
+    with pytest.raises(ValueError, match="support_map must be the gradient of support"):
+        RollingBody(support, 1.0, EGG_INERTIA, EGG_COM, support_map=lambda u: u)
