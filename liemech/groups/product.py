@@ -14,7 +14,7 @@ from typing_extensions import TypeVar
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
 from liemech.groups.validation import expect_shape
 from liemech.jax_support import array_method
-from liemech.types import Matrix, Vector, VectorLike
+from liemech.types import Vector, VectorLike
 
 Point: TypeAlias = "Vector | tuple[Point, ...]"
 """A point of any configuration space: an array, or a tuple of points for a product."""
