@@ -7,7 +7,9 @@ SE(2). Below θ = 2 a Taylor series in s is summed (the closed forms lose up to 
 Subscript ``_s`` means a derivative with respect to s, so d/dθ f = 2θ f_s.
 
 The functions are written with ``jax.numpy`` so that the groups' compiled methods, and their
-first and second derivatives, go through them. Both branches are evaluated and one is selected;
+first and second derivatives, go through them. Each is jitted: a step calls them dozens of times,
+and a nested jit is traced once, where the unrolled series would be traced (and differentiated,
+and batched) at every call. Both branches are evaluated and one is selected;
 each is evaluated at an argument clamped into its own range (the series at s < SERIES_BELOW, the
 closed form at s ≥ SERIES_BELOW), so the branch not taken can produce neither NaN nor inf, in
 the value or in any derivative (a plain ``where`` would pass 0 · inf = NaN to the gradient).
@@ -17,7 +19,7 @@ The selected branch sees s itself, so derivatives are those of the series or the
 import math
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Final
+from typing import Final, cast
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +67,11 @@ _GAMMA: Final = tuple(
 )
 
 
+def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLike], jax.Array]:
+    """``jax.jit(coefficient)``, typed as the function it compiles."""
+    return cast(Callable[[ArrayLike], jax.Array], jax.jit(coefficient))
+
+
 def _series_or_closed(
     coeffs: tuple[float, ...], closed: Callable[[jax.Array, jax.Array], jax.Array], s: ArrayLike
 ) -> jax.Array:
@@ -79,11 +86,13 @@ def _series_or_closed(
     return jnp.where(below, acc, closed(s_closed, jnp.sqrt(s_closed)))
 
 
+@_jitted
 def sinc(s: ArrayLike) -> jax.Array:
     """sin θ / θ."""
     return _series_or_closed(_SINC, lambda s, theta: jnp.sin(theta) / theta, s)
 
 
+@_jitted
 def alpha(s: ArrayLike) -> jax.Array:
     """α = (1 − cos θ)/θ² = 2 sin²(θ/2)/θ²."""
 
@@ -94,16 +103,19 @@ def alpha(s: ArrayLike) -> jax.Array:
     return _series_or_closed(_ALPHA, closed, s)
 
 
+@_jitted
 def beta(s: ArrayLike) -> jax.Array:
     """β = (θ − sin θ)/θ³."""
     return _series_or_closed(_BETA, lambda s, theta: (theta - jnp.sin(theta)) / (theta * s), s)
 
 
+@_jitted
 def gamma(s: ArrayLike) -> jax.Array:
     """γ = 1/θ² − cot(θ/2)/(2θ), the θ̂² coefficient of (d^L exp_ξ)⁻¹ on SO(3)."""
     return _series_or_closed(_GAMMA, lambda s, theta: 1.0 / s - 1.0 / (2.0 * theta * jnp.tan(0.5 * theta)), s)
 
 
+@_jitted
 def sinc_s(s: ArrayLike) -> jax.Array:
     """d(sin θ/θ)/ds = (θ cos θ − sin θ)/(2θ³)."""
     return _series_or_closed(
@@ -111,6 +123,7 @@ def sinc_s(s: ArrayLike) -> jax.Array:
     )
 
 
+@_jitted
 def alpha_s(s: ArrayLike) -> jax.Array:
     """dα/ds = (θ sin θ / 2 − (1 − cos θ))/θ⁴."""
     return _series_or_closed(
@@ -118,6 +131,7 @@ def alpha_s(s: ArrayLike) -> jax.Array:
     )
 
 
+@_jitted
 def beta_s(s: ArrayLike) -> jax.Array:
     """dβ/ds = (θ(1 − cos θ) − 3(θ − sin θ))/(2θ⁵)."""
 
@@ -127,6 +141,7 @@ def beta_s(s: ArrayLike) -> jax.Array:
     return _series_or_closed(_BETA_S, closed, s)
 
 
+@_jitted
 def alpha_ss(s: ArrayLike) -> jax.Array:
     """d²α/ds² = (α_θθ − α_θ/θ)/(4θ²) with α_θ = 2θ α_s."""
 
@@ -139,6 +154,7 @@ def alpha_ss(s: ArrayLike) -> jax.Array:
     return _series_or_closed(_ALPHA_SS, closed, s)
 
 
+@_jitted
 def beta_ss(s: ArrayLike) -> jax.Array:
     """d²β/ds² = (β_θθ − β_θ/θ)/(4θ²) with β_θ = 2θ β_s."""
 
