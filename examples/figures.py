@@ -39,7 +39,8 @@ def save_plot(
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    if series:  # the quick mode may leave a figure without curves
+        ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
     FIGURES.mkdir(exist_ok=True)
     path = FIGURES / f"{name}.png"

@@ -16,5 +16,5 @@ def test_every_paper_example_is_found() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_paper_example_runs_in_fast_mode(script: str, tmp_path: Path) -> None:
-    run_fast(script, tmp_path)
+def test_paper_example_runs_in_fast_mode(script: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_fast(script, tmp_path, monkeypatch)
