@@ -28,13 +28,15 @@ import numpy as np
 import liemech as lm
 from liemech import plot
 from liemech.diagnostics import drift
-from liemech.run.integrate import MAX_STEPS, whole_steps
+from liemech.run.integrate import MAX_STEPS, MIN_STEP, whole_steps
 from liemech.systems.catalogue import SYSTEMS, Entry
 from liemech.tableaux import TableauPair, satisfies_H1_H3, satisfies_H1p_H2p
 from liemech.testing import ConformanceReport, check_group, check_retraction, estimate_order, point_distance
 
 P = TypeVar("P")
 
+FIGURES = ("energy", "trajectory", "constraints")
+"""What ``run --plot`` can draw (``--figure``; energy and first integrals by default)."""
 ORDER_STEPS = (8, 4, 2, 1)
 """``order`` without ``--h`` uses these multiples of the system's default step."""
 REFERENCE_REFINEMENT = 16
@@ -156,8 +158,7 @@ def _parser() -> _Parser:
     run.add_argument("--h", type=_positive, help="step (default: the system's)")
     run.add_argument("--t-final", type=_positive, help="end time, a whole number of steps (default: the system's)")
     run.add_argument("--plot", metavar="PNG", help="write a figure")
-    run.add_argument("--figure", choices=("energy", "trajectory", "constraints"), default="energy",
-                     help="what --plot draws (default energy and first integrals)")
+    run.add_argument("--figure", choices=FIGURES, help="what --plot draws (default energy and first integrals)")
     run.add_argument("--save", metavar="NPZ", help="write the solution with Solution.save")
 
     order = verbs.add_parser("order", help="convergence study against a reference solution")
@@ -210,7 +211,10 @@ def _step_count(h: float, t_final: float) -> int:
     ratio = t_final / h
     if not ratio <= MAX_STEPS:
         raise ValueError(f"argument --h: {h:g} is too small for --t-final {t_final:g}: the step count "
-                         f"--t-final / --h = {ratio:.3g} is too large (at most 2**63 − 1); choose a larger --h")
+                         f"--t-final / --h = {ratio:.3g} is too large (at most 2**53); choose a larger --h")
+    if h < MIN_STEP:
+        raise ValueError(f"argument --h: {h:g} is too small: the step must be at least {MIN_STEP:.3g}, below which "
+                         "h² underflows in float64 and the step equations lose the forces")
     n = whole_steps(h, t_final)
     if n is None:
         near = max(1, round(ratio))
@@ -232,12 +236,17 @@ def _list() -> int:
 
 
 def _run(entry: Entry[P], args: argparse.Namespace) -> int:
+    if args.figure is not None and args.plot is None:
+        raise ValueError(f"argument --figure: --figure {args.figure} needs --plot PNG, the file to draw it in")
     method = _method(args)
     _check_figure(args.plot)
     _check_folder(args.save, "--save")
     h, t_final = args.h or entry.h, args.t_final or entry.t_final
     n_steps = _step_count(h, t_final)
     problem = entry.problem()
+    if args.figure == "constraints" and problem.holonomic is None and problem.nonholonomic is None:
+        raise ValueError(f"argument --figure: {args.system} has no constraints, so --figure constraints would "
+                         "draw an empty figure; choose --figure energy or trajectory")
     method.check(problem)
     sol = lm.integrate(problem, method, h, n_steps=n_steps, progress=True)
     iterations = sol.stats.iterations[1:]
@@ -257,7 +266,7 @@ def _run(entry: Entry[P], args: argparse.Namespace) -> int:
         figures = {"energy": lambda: plot.energy(sol, entry.energy, entry.invariants, title=title),
                    "trajectory": lambda: plot.trajectory(sol, problem.group, title=title),
                    "constraints": lambda: plot.constraint_residuals(sol, problem, title=title)}
-        figures[args.figure]().savefig(args.plot)
+        figures[args.figure or "energy"]().savefig(args.plot)
         print(f"figure: {args.plot}")
     if args.save:
         sol.save(args.save)

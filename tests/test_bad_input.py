@@ -2,6 +2,7 @@
 and integrate a step count too large to count."""
 
 import math
+import re
 from collections.abc import Callable
 
 import jax
@@ -160,6 +161,32 @@ def test_integrate_refuses_a_step_count_too_large_to_count() -> None:
                                          r"large"):
         lm.integrate(problem, method, h=1e-30, t_final=2)
     with pytest.raises(ValueError, match=r"the step count t_final / h = inf is too large"):
-        lm.integrate(problem, method, h=1e-300, t_final=1e300)
+        lm.integrate(problem, method, h=1e-150, t_final=1e300)
     with pytest.raises(ValueError, match=r"n_steps = 9223372036854775808 is too large"):
         lm.integrate(problem, method, h=0.1, n_steps=2**63)
+
+
+def test_steps_too_small_for_float64_are_refused_by_name() -> None:
+    """h = 5e-324 (subnormal: 1/h overflows) and 1e-300 (h² underflows: a constrained step's
+    Jacobian turns singular, "try a smaller step h") are refused naming h and its floor √tiny, with
+    t_final= or n_steps=, in integrate, integrate_ensemble and flow; the floor itself is accepted.
+    More than 2**53 steps are refused: beyond, t_k = k·h of consecutive k round to one float64."""
+    problem = lm.Problem(lm.MechanicalSystem(lm.Rn(1), np.eye(1), lambda q: 0.5 * q @ q), np.zeros(1), np.ones(1))
+    method = lm.VPRK(lm.lobatto(3))
+    floor = math.sqrt(float(np.finfo(np.float64).tiny))
+    too_small = r"h = {} is too small: h must be at least 1\.49e-154 .*h² underflows"
+    for h in (5e-324, 1e-300, floor * (1.0 - 1e-15)):
+        message = too_small.format(re.escape(repr(h)))
+        for when in ({"t_final": 1e-290}, {"n_steps": 10}):
+            with pytest.raises(ValueError, match=message):
+                lm.integrate(problem, method, h, **when)
+            with pytest.raises(ValueError, match=message):
+                lm.integrate_ensemble(problem, method, h, initial=(None, problem.eta0[None]),
+                                      **when)
+        with pytest.raises(ValueError, match=message):
+            lm.flow(problem, method, h, n_steps=10)
+    assert lm.integrate(problem, method, floor, n_steps=1).t[-1] == floor
+    with pytest.raises(ValueError, match=r"n_steps = 9007199254740993 is too large: at most 2\*\*53 steps"):
+        lm.integrate(problem, method, h=0.1, n_steps=2**53 + 1)
+    with pytest.raises(ValueError, match=r"t_final / h = 1e\+16 is too large \(at most 2\*\*53 steps"):
+        lm.integrate(problem, method, h=1e-16, t_final=1.0)

@@ -2,7 +2,9 @@
 written) against direct library calls, bad arguments in process (exit code 2 and the message),
 and the catalogue's energies against the Lagrangian's E = ⟨μ, η⟩ − ℓ."""
 
+import contextlib
 import dataclasses
+import io
 import re
 import subprocess
 import sys
@@ -28,6 +30,18 @@ H, T_FINAL = 0.01, 0.2
 def liemech(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "liemech", *args], cwd=cwd, capture_output=True, text=True,
                           encoding="utf-8", timeout=600)
+
+
+def liemech_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``main(args)`` run in ``cwd`` as the command would be, its output and exit code captured (a
+    subprocess would pay 3 s of imports per command)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse's usage errors
+            code = exit_.code if isinstance(exit_.code, int) else 2
+    return subprocess.CompletedProcess(["liemech", *args], code, stdout.getvalue(), stderr.getvalue())
 
 
 def number(label: str, output: str) -> float:
@@ -142,6 +156,12 @@ def test_an_unknown_system_exits_2_from_the_command_line(tmp_path: Path) -> None
     (["order", "heavy-top", "--plot", "order"], "argument --plot: unknown figure format '(no suffix)'"),
     (["run", "heavy-top", "--method", "simpson"], "SimpsonVI() works on Rn(n) configuration spaces, got SO3()"),
     (["run", "pendulum", "--method", "rk4", "--retraction", "exp"], "--retraction applies to the VPRK methods"),
+    (["run", "heavy-top", "--figure", "trajectory"], "argument --figure: --figure trajectory needs --plot PNG"),
+    (["run", "heavy-top", "--plot", "top.png", "--figure", "constraints"],
+     "argument --figure: heavy-top has no constraints, so --figure constraints would draw an empty figure"),
+    (["run", "heavy-top", "--h", "1e-300", "--t-final", "1e-299"],
+     "argument --h: 1e-300 is too small: the step must be at least 1.49e-154, below which h² underflows"),
+    (["check-group", "r3000"], "group Rn(3000) has dimension 3000, above the 100 that the conformance checks handle"),
 ])
 def test_bad_arguments_exit_2_with_a_one_line_message(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,11 +296,11 @@ def shows(expected: str, actual: str) -> bool:
 @pytest.mark.slow
 def test_the_commands_of_docs_cli_print_what_the_page_shows(tmp_path: Path) -> None:
     """Every ``$ liemech`` command of docs/cli.md, run in a fresh folder: each line the page shows
-    after it is a line of its stdout or stderr."""
+    after it is a line of its stdout or stderr (run in process; the tests above run the command itself)."""
     commands = shown_commands(Path(__file__).resolve().parent.parent / "docs" / "cli.md")
     assert len(commands) >= 8
     for argv, lines in commands:
-        out = liemech(*argv, cwd=tmp_path)
+        out = liemech_in_process(*argv, cwd=tmp_path)
         printed = (out.stdout + out.stderr).splitlines()
         missing = [line for line in lines if not any(shows(line, actual) for actual in printed)]
         assert not missing, f"liemech {' '.join(argv)}: not printed:\n" + "\n".join(missing) + "\n---\n" + out.stdout

@@ -1,6 +1,8 @@
 """The public conformance suite on every group × retraction, and its power to catch mistakes."""
 
 import math
+import re
+import time
 
 import jax
 import jax.numpy as jnp
@@ -127,3 +129,20 @@ def test_report_lists_every_check() -> None:
     text = str(report)
     assert text.startswith("conformance of cay on SE2()")
     assert len(report.checks) == len(text.splitlines()) - 1
+
+
+def test_groups_too_large_to_check_are_refused_at_once() -> None:
+    """Rn(3000) ran for over 300 s and 1.1 GB (dim×dim Jacobians by finite differences, a dim³
+    ddτ_tensor): check_group and check_retraction refuse a dimension above MAX_DIM with a
+    ValueError naming the group and the limit, before any work; PowerGroup(SO3(), 34) (dim 102) too."""
+    from liemech.testing.conformance import MAX_DIM
+
+    assert MAX_DIM == 100
+    started = time.perf_counter()
+    for group in (lm.Rn(3000), lm.PowerGroup(lm.SO3(), 34)):
+        with pytest.raises(ValueError, match=rf"group {re.escape(repr(group))} has dimension {group.dim}, above "
+                                             r"the 100 that the conformance checks handle"):
+            check_group(group)
+        with pytest.raises(ValueError, match=rf"the group {re.escape(repr(group))} of tau has dimension"):
+            check_retraction(group.retraction("cay"))
+    assert time.perf_counter() - started < 1.0

@@ -176,6 +176,31 @@ def test_a_dask_cluster_gives_the_local_numbers(chaotic: lm.Ensemble[lm.Vector])
     assert np.max(np.abs(remote.lam - chaotic.lam)) <= 1e-12
 
 
+def test_clients_that_cannot_run_are_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster with no workers (the ensemble waited forever) is a RuntimeError after a short wait;
+    a closed client (an AttributeError from inside Dask) a ValueError; a scheduler address given as a
+    string (an AttributeError) a TypeError that says to connect a Client first. Each names client."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr("liemech.run.ensemble.WORKER_WAIT", 0.2)
+    pendulum = lm.Problem(lm.MechanicalSystem(lm.Rn(1), np.eye(1), lambda q: 0.5 * q @ q), np.zeros(1), np.ones(1))
+
+    def run(client: object) -> None:
+        lm.integrate_ensemble(pendulum, LOBATTO2, h=0.1, n_steps=2, initial=(None, np.ones((2, 1))),
+                              client=client)  # type: ignore[arg-type]
+
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        started = time.perf_counter()
+        with pytest.raises(RuntimeError, match=r"client has no workers \(none joined within 0\.2 s\)"):
+            run(client)
+        assert time.perf_counter() - started < 5.0
+    with pytest.raises(ValueError, match="client is closed: pass a connected dask.distributed.Client"):
+        run(client)
+    with pytest.raises(TypeError, match=r"client must be a dask\.distributed\.Client .*got str; connect first: "
+                                        r"distributed\.Client\('tcp://127\.0\.0\.1:8786'\)"):
+        run("tcp://127.0.0.1:8786")
+
+
 HANG_CHECK = """
 import numpy as np
 import liemech as lm

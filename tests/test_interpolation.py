@@ -157,3 +157,27 @@ def test_between_nodes_the_interpolant_leaves_the_constraints_at_second_order() 
         worst_rolling.append(max(float(np.max(np.abs(rolling(g, eta)))) for g, eta in zip(points, halfway.eta)))
     assert abs(estimate_order(steps, worst_contact).slope - 2.0) <= 0.2
     assert abs(estimate_order(steps, worst_rolling).slope - 2.0) <= 0.2
+
+
+def test_booleans_are_refused_and_no_times_give_an_empty_state() -> None:
+    """A bool (or an array of them) is not a time: TypeError naming t, where it was read as 0 or 1; a
+    numeric string is refused like any string. An empty array of times gives zero rows of every
+    field, each with the shape of one state after it (it raised a numpy error from inside)."""
+    t = np.array([0.0, 0.5, 1.0])
+    rng = np.random.default_rng(4)
+    x, lam = rng.standard_normal((3, 2)), rng.standard_normal((3, 1))
+    Rs = np.asarray(Rotation.from_rotvec(0.3 * rng.standard_normal((3, 3))).as_matrix(), dtype=np.float64)
+    sol = hand_built(t, (Rs, x), lm.ProductGroup(lm.SO3(), lm.Rn(2)), lam=lam)
+    for booleans in (True, np.True_, np.array([True, False]), [False, True]):
+        with pytest.raises(TypeError, match=r"t must be a time or an array of times \(real numbers\), got booleans"):
+            sol.at(booleans)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="t must be a real array, got str"):
+        sol.at("0.5")  # type: ignore[arg-type]
+    empties: tuple[object, ...] = (np.array([]), np.zeros(0, dtype=np.int64), [])
+    for empty in empties:
+        state = sol.at(empty)  # type: ignore[arg-type]
+        R, y = state.g
+        assert state.t.shape == (0,) and R.shape == (0, 3, 3) and y.shape == (0, 2)
+        assert state.eta.shape == (0, 5) and state.mu.shape == (0, 5)
+        assert state.lam is not None and state.lam.shape == (0, 1)
+    assert sol.at(np.array([], dtype=np.float64)).g[0].dtype == np.float64

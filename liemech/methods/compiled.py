@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
+from numpy.typing import NDArray
 
 from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
@@ -250,22 +251,44 @@ def convergence_error(method: CompiledMethod, step: int, time: float, residual: 
     return ConvergenceError(step, time, residual, reason, hint, measure)
 
 
-def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int,
-        done: Callable[[int], None] | None = None) -> Node:
-    """Every node t_1 … t_N of the run as stacked numpy arrays (leading axis N); ``done`` is told
-    the number of steps completed after each chunk."""
+class Stored(NamedTuple):
+    """The nodes a run keeps (t_k for k a multiple of ``store_every``, and the last), with the Newton
+    statistics of the steps that end in each interval (t_prev, t_k]: their number, the sum of their
+    iterations and the largest accepted residual."""
+
+    nodes: Node
+    steps: NDArray[np.int64]
+    iterations: NDArray[np.int64]
+    residuals: NDArray[np.float64]
+
+
+def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, store_every: int = 1,
+        done: Callable[[int], None] | None = None) -> Stored:
+    """The stored nodes of the run t_1 … t_N as stacked numpy arrays (leading axis over the stored
+    nodes); ``done`` is told the number of steps completed after each chunk. Each chunk's nodes are
+    thinned as soon as they arrive, so the memory of a run is that of its stored nodes."""
     compiled, runner = _compiled(problem, method, "chunk", _chunk_runner)
     carry = compiled.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
     failure = jnp.zeros(3)
-    chunks: list[Node] = []
+    intervals = -(-n_steps // store_every)
+    steps, iterations = np.zeros(intervals, np.int64), np.zeros(intervals, np.int64)
+    residuals = np.zeros(intervals)
+    kept: list[Node] = []
     for first in range(0, n_steps, CHUNK):
         carry, nodes, failure = runner(carry, jnp.asarray(h), jnp.asarray(first), jnp.asarray(n_steps), failure)
-        chunks.append(jax.tree.map(np.asarray, nodes))
         step_index, residual, status = (float(v) for v in np.asarray(failure))
         if status != Status.CONVERGED:
             raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status),
                                     problem.group)
+        ends = np.arange(first + 1, min(first + CHUNK, n_steps) + 1)  # the steps of this chunk end at t_ends
+        interval = (ends - 1) // store_every
+        np.add.at(steps, interval, 1)
+        np.add.at(iterations, interval, np.asarray(nodes.iterations)[:ends.size])
+        np.maximum.at(residuals, interval, np.asarray(nodes.residual)[:ends.size])
+        rows = np.flatnonzero((ends % store_every == 0) | (ends == n_steps))
+        if rows.size:
+            kept.append(jax.tree.map(lambda leaf: np.asarray(leaf)[rows], nodes))
         if done is not None:
-            done(min(first + CHUNK, n_steps))
-    stacked: Node = jax.tree.map(lambda *parts: np.concatenate(parts)[:n_steps], *chunks)
-    return stacked
+            done(int(ends[-1]))
+    stacked: Node = jax.tree.map(lambda *parts: np.concatenate(parts), *kept)
+    return Stored(stacked, steps, iterations, residuals)

@@ -71,6 +71,35 @@ class ClusterClient(Protocol):
     def nthreads(self) -> Mapping[str, int]: ...
 
 
+WORKER_WAIT: Final = 10.0
+"""Seconds ``integrate_ensemble`` waits for a first worker of a ``client`` that has none (a cluster
+still starting); then it refuses, since work submitted to no worker would wait forever."""
+
+
+def _check_client(client: object) -> None:
+    """TypeError unless ``client`` looks like a ``dask.distributed.Client``; ValueError if it is
+    closed; RuntimeError if no worker joins its cluster within ``WORKER_WAIT`` seconds."""
+    if not all(callable(getattr(client, name, None)) for name in ("get_executor", "nthreads")):
+        hint = f"; connect first: distributed.Client({client!r})" if isinstance(client, str) else ""
+        raise TypeError(f"client must be a dask.distributed.Client (with get_executor and nthreads), got "
+                        f"{type(client).__name__}{hint}")
+    status = getattr(client, "status", "running")
+    if status in ("closing", "closed"):
+        raise ValueError(f"client is {status}: pass a connected dask.distributed.Client")
+    clustered = cast(ClusterClient, client)
+    if not clustered.nthreads():
+        wait = getattr(client, "wait_for_workers", None)
+        if callable(wait):
+            try:
+                wait(1, timeout=WORKER_WAIT)
+            except Exception:  # Dask's timeout error; whether a worker came is checked below
+                pass
+        if not clustered.nthreads():
+            raise RuntimeError(f"client has no workers (none joined within {WORKER_WAIT:g} s), so the ensemble "
+                               "would wait forever: start workers (LocalCluster(n_workers=…), `dask worker "
+                               "ADDRESS`) or adapt the cluster with minimum=1")
+
+
 class MemberFailure(NamedTuple):
     """A member whose run stopped: its index and the error ``integrate`` would have raised."""
 
@@ -157,6 +186,8 @@ def integrate_ensemble(
     processes = worker_count(workers)
     if client is not None and processes != 1:
         raise ValueError(f"give either client= or workers= (got workers={workers!r}): a cluster brings its own workers")
+    if client is not None:
+        _check_client(client)
     g0s, eta0s, values, members = _members(problem, initial, parameters)
     observed = dict(observables or {})
     for name, observable in observed.items():

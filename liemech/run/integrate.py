@@ -1,12 +1,14 @@
 """integrate(problem, method, h, t_final | n_steps): run a fixed-step method and collect nodes."""
 
 import dataclasses
+import math
 import time
 from collections.abc import Callable
 from typing import SupportsFloat, SupportsIndex, TypeVar, cast
 
 import jax
 import numpy as np
+from numpy.typing import NDArray
 
 from liemech.groups.validation import checked_count, checked_flag, checked_real
 from liemech.mechanics.problem import Problem
@@ -21,13 +23,22 @@ from liemech.types import Vector, VectorLike
 P = TypeVar("P")
 
 _WHOLE_NUMBER_TOL = 1e-9
-MAX_STEPS = 2**63 - 1
-"""The most steps a run can take: the compiled loop counts them in 64-bit integers."""
+MAX_STEPS = 2**53
+"""The most steps a run can take: beyond 2⁵³ the node times k·h of consecutive k round to one float64
+(t + h == t), so time would stop advancing."""
+MIN_STEP = math.sqrt(float(np.finfo(np.float64).tiny))
+"""The smallest step, √(smallest normal float64) ≈ 1.49e-154: below it h² underflows, and the step
+equations carry the forces into the configuration through h² (from rest a step moves by O(h²), and
+a constrained step's Jacobian turns singular); a subnormal h also makes 1/h overflow."""
 
 
 def checked_step(h: SupportsFloat) -> float:
-    """The step size h as a positive finite float (Python or numpy number), else ValueError."""
-    return checked_real(h, "h", 0.0, requirement="be a positive finite step")
+    """The step size h as a finite float ≥ ``MIN_STEP`` (Python or numpy number), else ValueError."""
+    step = checked_real(h, "h", 0.0, requirement="be a positive finite step")
+    if step < MIN_STEP:
+        raise ValueError(f"h = {step!r} is too small: h must be at least {MIN_STEP:.3g} (√ of the smallest normal "
+                         "float64), below which h² underflows to 0 and the step equations lose the forces")
+    return step
 
 
 def whole_steps(h: float, t_final: float) -> int | None:
@@ -46,13 +57,15 @@ def _number_of_steps(h: float, t_final: object, n_steps: object) -> int:
     if n_steps is not None:
         n = checked_count(n_steps, "n_steps")
         if n > MAX_STEPS:
-            raise ValueError(f"n_steps = {n} is too large: at most 2**63 − 1 steps")
+            raise ValueError(f"n_steps = {n} is too large: at most 2**53 steps, beyond which the node "
+                             "times k·h stop advancing in float64")
         return n
     T = checked_real(t_final, "t_final", 0.0, requirement="be positive and finite")
     ratio = T / h
     if not ratio <= MAX_STEPS:
         raise ValueError(f"h = {h!r} and t_final = {T!r}: the step count t_final / h = {ratio:.3g} is too "
-                         "large (at most 2**63 − 1 steps); choose a larger h or a smaller t_final")
+                         "large (at most 2**53 steps, beyond which the node times k·h stop advancing in "
+                         "float64); choose a larger h or a smaller t_final")
     whole = whole_steps(h, T)
     if whole is None:
         raise ValueError(
@@ -111,14 +124,21 @@ def _integrate_eager(problem: Problem[P], method: Method, h: float, n: int, stor
     stepper = method.stepper(problem, h)
     lam0 = problem.lam0
     state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
-    t, gs, etas, mus, iters, residuals = [0.0], [state.g], [state.eta], [state.mu], [0], [0.0]
-    lams = [state.lam]
+    t, gs, etas, mus, lams = [0.0], [state.g], [state.eta], [state.mu], [state.lam]
+    steps, iterations, residuals = [0], [0], [0.0]  # the Newton statistics since the last stored node
     extras: dict[str, list[Vector]] = {}
     for k in range(n):
+        if k % store_every == 0:
+            steps.append(0)
+            iterations.append(0)
+            residuals.append(0.0)
         state, report = stepper.step(state, k)
         node = (state.g, state.mu, state.eta, state.lam, dict(report.extras))
         if not all(np.all(np.isfinite(np.asarray(leaf, dtype=np.float64))) for leaf in jax.tree.leaves(node)):
             raise ConvergenceError(k, k * h, report.residual, *REASONS[Status.NONFINITE_STATE])
+        steps[-1] += 1
+        iterations[-1] += report.iterations
+        residuals[-1] = max(residuals[-1], report.residual)
         if (k + 1) % store_every == 0 or k + 1 == n:
             t.append((k + 1) * h)
             gs.append(state.g)
@@ -127,10 +147,9 @@ def _integrate_eager(problem: Problem[P], method: Method, h: float, n: int, stor
             lams.append(state.lam)
             for name, value in report.extras.items():
                 extras.setdefault(name, []).append(value)
-        iters.append(report.iterations)
-        residuals.append(report.residual)
         report_progress(k + 1)
-    stats = SolverStats(np.array(iters, dtype=np.float64), np.array(residuals), time.perf_counter() - started)
+    stats = SolverStats(np.array(iterations, dtype=np.float64), np.array(residuals), time.perf_counter() - started,
+                        np.array(steps, dtype=np.float64))
     lam = None if state.lam is None or lam0 is None else np.array(lams, dtype=np.float64)
     return Solution(np.array(t), stack(gs), np.array(etas), np.array(mus), lam, stats,
                     {name: np.array(rows, dtype=np.float64) for name, rows in extras.items()})
@@ -138,19 +157,22 @@ def _integrate_eager(problem: Problem[P], method: Method, h: float, n: int, stor
 
 def _integrate_compiled(problem: Problem[P], method: CompiledMethod, h: float, n: int, store_every: int,
                         report: Callable[[int], None]) -> Solution[P]:
-    """The compiled path: the whole run in chunks of lax.scan, every store_every-th node kept."""
+    """The compiled path: the whole run in compiled chunks, every store_every-th node kept."""
     started = time.perf_counter()
-    nodes = run(problem, method, h, n, report)
-    kept = np.unique(np.append(np.arange(store_every - 1, n, store_every), n - 1))
-    lam0 = problem.lam0
+    stored = run(problem, method, h, n, store_every, report)
+    nodes, lam0 = stored.nodes, problem.lam0
 
-    def with_start(start: Vector, rows: VectorLike) -> Vector:
-        return np.concatenate([np.asarray(start, dtype=np.float64)[None], rows[kept]])
+    def with_start(start: VectorLike, rows: VectorLike) -> Vector:
+        return np.concatenate([np.asarray(start, dtype=np.float64)[None], np.asarray(rows, dtype=np.float64)])
 
+    def from_zero(summary: NDArray[np.int64] | NDArray[np.float64]) -> Vector:
+        return np.concatenate([[0.0], summary.astype(np.float64)])
+
+    kept = np.append(np.arange(store_every, n, store_every), n)
     gs = cast(P, jax.tree.map(with_start, problem.g0, nodes.g))
-    stats = SolverStats(np.concatenate([[0.0], nodes.iterations.astype(np.float64)]),
-                        np.concatenate([[0.0], nodes.residual]), time.perf_counter() - started)
+    stats = SolverStats(from_zero(stored.iterations), from_zero(stored.residuals), time.perf_counter() - started,
+                        from_zero(stored.steps))
     lam = None if lam0 is None or nodes.lam.shape[-1] == 0 else with_start(lam0, nodes.lam)
-    return Solution(np.concatenate([[0.0], (kept + 1) * h]), gs, with_start(problem.eta0, nodes.eta),
+    return Solution(np.concatenate([[0.0], kept * h]), gs, with_start(problem.eta0, nodes.eta),
                     with_start(problem.mu0, nodes.mu), lam, stats,
-                    {name: np.asarray(rows[kept], dtype=np.float64) for name, rows in nodes.extras.items()})
+                    {name: np.asarray(rows, dtype=np.float64) for name, rows in nodes.extras.items()})

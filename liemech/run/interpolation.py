@@ -30,8 +30,17 @@ the end they pass (t_end = N·h may differ from the t_final a user typed in the 
 
 
 def checked_times(t: ArrayLike, nodes: Vector) -> Vector:
-    """``t`` as a finite float64 scalar or 1-D array inside [nodes[0], nodes[-1]], else ValueError
-    naming t."""
+    """``t`` as a finite float64 scalar or 1-D array (possibly empty) inside [nodes[0], nodes[-1]],
+    else ValueError naming t (TypeError for booleans, which numpy would read as 0 and 1)."""
+    try:
+        given = getattr(t, "dtype", None)
+        kind = np.dtype(np.asarray(t).dtype if given is None else given).kind
+    except (TypeError, ValueError):  # not an array at all: as_float_array names the problem
+        kind = "f"
+    if isinstance(t, (bool, np.bool_)) or kind == "b":
+        raise TypeError(f"t must be a time or an array of times (real numbers), got booleans: {t!r}")
+    if isinstance(t, (str, bytes)) or kind in "US":  # numpy would read "0.5" as a number
+        raise ValueError(f"t must be a real array, got {type(t).__name__}")
     times = as_float_array(t, "t")
     if times.ndim > 1 or not np.all(np.isfinite(times)):
         raise ValueError(f"t must be a finite time or a 1-D array of finite times, got {t!r}")
@@ -54,6 +63,8 @@ def intervals(times: Vector, nodes: Vector) -> tuple[NDArray[np.intp], Vector]:
 
 def on_group(group: LieGroup[P], kind: RetractionKind, g: P, times: Vector, nodes: Vector) -> P:
     """g(t) = g_k τ(θ ξ_k), ξ_k = τ⁻¹(g_k⁻¹ g_{k+1}), at every time (stacked along a leading axis)."""
+    if not len(times):
+        return cast(P, jax.tree.map(lambda leaf: np.asarray(leaf, dtype=np.float64)[:0], g))
     k, theta = intervals(times, nodes)
     tau = group.retraction(kind)
     last = len(nodes) - 1

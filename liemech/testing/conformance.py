@@ -5,7 +5,8 @@ automatic differentiation (``jax.jacfwd``) of τ and of dτ, an algebraic identi
 exponential, or the power series of d^L exp in ad_ξ. The autodiff
 references need the retraction's operations to be traceable, as the compiled integrators do.
 Each returns a ConformanceReport and, by default, raises ConformanceError naming every failed
-check with its measured defect.
+check with its measured defect. Groups of dimension above ``MAX_DIM`` are refused (ValueError):
+the checks' cost grows like dim³ to dim⁴.
 """
 
 import functools
@@ -45,6 +46,20 @@ DEFAULT_RADII: Final = (1e-8, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 2.0)
 
 _SERIES_TERMS: Final = 30
 
+MAX_DIM: Final = 100
+"""The largest group dimension d checked: the checks form d×d Jacobians by finite differences
+(4d evaluations each), d×d×d tensors (``ddtau_tensor``) and 30-term series of d×d matrices, so
+their time grows like d³ to d⁴ (Rn(100): about 8 s; Rn(3000) would take hours and hundreds of GB).
+Check a smaller instance of the same code (Rn(3), PowerGroup(G, 2)) instead."""
+
+
+def _check_dim(group: LieGroup[P], name: str) -> None:
+    """ValueError naming ``name`` if the group is too large to check in reasonable time and memory."""
+    if group.dim > MAX_DIM:
+        raise ValueError(f"{name} has dimension {group.dim}, above the {MAX_DIM} that the conformance checks "
+                         f"handle (their cost grows like dim³ to dim⁴, and ddτ_tensor needs dim³ numbers); check a "
+                         f"smaller instance of the same group code, e.g. Rn(3) or PowerGroup(G, 2)")
+
 
 def flatten_point(g: object) -> Vector:
     """All numbers of a point (an array, or nested tuples of arrays) as one flat vector."""
@@ -81,6 +96,7 @@ def check_group(
     - ad(ξ)η = d/dε Ad(τ(εξ))η|₀ (finite differences), ad(ξ)η = −ad(η)ξ,
       Jacobi ad([ξ, η]) = [ad ξ, ad η], ad_star(ξ, μ) = ad(ξ)ᵀμ.
     """
+    _check_dim(group, f"group {group!r}")
     rng = np.random.default_rng(0) if rng is None else rng
     report = ConformanceReport(repr(group))
     chart = group.retraction("cay")
@@ -197,8 +213,9 @@ def check_retraction(
     - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ], ddτ_tensor(ξ) @ η = ddτ(ξ, η);
     - for exp: Ad(τ(ξ)) = expm(ad ξ), and dτ, dτ⁻¹, ddτ equal their ad-series for ‖ξ‖ ≤ 0.1.
     """
-    rng = np.random.default_rng(0) if rng is None else rng
     group = tau.group
+    _check_dim(group, f"the group {group!r} of tau")
+    rng = np.random.default_rng(0) if rng is None else rng
     report = ConformanceReport(f"{tau.kind} on {group!r}")
     d = group.dim
     e = group.identity()
