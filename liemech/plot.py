@@ -24,6 +24,7 @@ from liemech.groups.so3 import SO3
 from liemech.mechanics.problem import Problem
 from liemech.run.solution import Solution
 from liemech.testing.order import estimate_order
+from liemech.testing.work_precision_table import WorkPrecision
 from liemech.types import Matrix, Vector
 
 if TYPE_CHECKING:
@@ -188,6 +189,29 @@ def convergence(h: Series, errors: Series | Mapping[str, Series], slopes: Sequen
     ax.set_ylabel("error")
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def work_precision(table: "WorkPrecision[P]", *, title: str | None = None) -> "Figure":
+    """A ``liemech.testing.work_precision`` table drawn: wall time against the energy error (left)
+    and against the error at t_final (right), log–log, one line per method through its step counts."""
+    fig = _figure(10.0, 4.0)
+    axes = fig.subplots(1, 2, sharey=True)
+    for name in dict.fromkeys(row.method for row in table.rows):
+        rows = table.of(name)
+        wall = [row.wall_time for row in rows]
+        axes[0].plot([row.energy_error for row in rows], wall, marker="o", label=name)
+        axes[1].plot([row.final_error for row in rows], wall, marker="o", label=name)
+    axes[0].set_xlabel("energy error max |H − H₀|")
+    axes[1].set_xlabel(f"error at t = {table.t_final:g}")
+    axes[0].set_ylabel("wall time (s)")
+    for ax in axes:
+        ax.set_xscale("log", nonpositive="mask")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[1].legend(fontsize=8)
     if title:
         fig.suptitle(title)
     return fig

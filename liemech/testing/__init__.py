@@ -1,5 +1,5 @@
-"""Public checks: conformance of groups and retractions, convergence-order estimation and the
-symplecticity of one-step maps."""
+"""Public checks: conformance of groups and retractions, convergence-order estimation, the
+symplecticity of one-step maps, and work–precision tables."""
 
 from liemech.testing.conformance import (
     DEFAULT_RADII,
@@ -20,6 +20,7 @@ from liemech.testing.symplecticity import (
     symplecticity_defect,
     tangent_variations,
 )
+from liemech.testing.work_precision_table import WorkPrecision, WorkPrecisionRow, work_precision
 
 __all__ = [
     "DEFAULT_JACOBIAN_STEP",
@@ -40,4 +41,7 @@ __all__ = [
     "symplectic_form",
     "symplecticity_defect",
     "tangent_variations",
+    "WorkPrecision",
+    "WorkPrecisionRow",
+    "work_precision",
 ]
