@@ -40,11 +40,14 @@ def start_march(problem: Problem[P], method: CompiledMethod, g0: P, eta0: jax.Ar
     lam0 = consistent_multiplier(problem.system, problem.holonomic, problem.nonholonomic, problem.force, g0, eta0)
     # Traced arrays stand in for the node's numpy arrays.
     carry = compiled.start(NodeState(g0, mu0, cast(Vector, eta0), cast(Vector | None, lam0)))
-    first = cast(Node, jax.eval_shape(compiled.step, carry, jnp.asarray(1.0))[1])
+    # Jitted so that finding the node's shapes here and running the step in ``advance`` share one
+    # trace (a step of the chaotic nonholonomic system takes seconds to trace).
+    step: Step = jax.jit(compiled.step)
+    first = cast(Node, jax.eval_shape(step, carry, jnp.asarray(1.0))[1])
     last = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), first)
     if lam0 is not None and last.lam.shape == jnp.shape(lam0):
         last = last._replace(lam=jnp.asarray(lam0))
-    return compiled.step, March(carry, last._replace(g=g0, mu=mu0, eta=eta0), jnp.zeros(3))
+    return step, March(carry, last._replace(g=g0, mu=mu0, eta=eta0), jnp.zeros(3))
 
 
 def advance(step: Step, h: jax.Array, march: March, first: jax.Array, n_steps: int) -> March:
