@@ -334,6 +334,10 @@ CASES: list[Refusal] = [
         r"h must be a positive finite step",
         *[lambda h=h: lm.integrate(free_particle(), lm.MidpointVI(), h=h, n_steps=1)
           for h in (0.0, -0.1, NAN, INF, True, "0.1")]),
+    row("option", "integrate(h=1e-300), h=5e-324", ValueError, r"h = .* is too small: h must be at least 1\.49e-154",
+        *[lambda h=h: lm.integrate(free_particle(), lm.MidpointVI(), h=h, n_steps=1) for h in (1e-300, 5e-324)]),
+    row("option", "integrate(n_steps=2⁵³ + 1)", ValueError, r"n_steps = \d+ is too large: at most 2\*\*53 steps",
+        lambda: lm.integrate(free_particle(), lm.MidpointVI(), h=0.1, n_steps=2**53 + 1)),
     row("option", "integrate(t_final=nan), inf, -1, '1'", ValueError, r"t_final must be positive and finite",
         *[lambda t=t: lm.integrate(free_particle(), lm.MidpointVI(), h=0.1, t_final=t)
           for t in (NAN, INF, -1.0, "1")]),
