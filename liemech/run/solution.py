@@ -349,7 +349,7 @@ def _checksum(arrays: dict[str, np.ndarray[Any, Any]], header: dict[str, Any]) -
 
 def _inconsistency(arrays: dict[str, np.ndarray[Any, Any]], g: object) -> str | None:
     """What makes the fields of a solution disagree, or None: every field has one row per entry of
-    a strictly increasing ``t``, and the statistics are two arrays of one entry per step."""
+    a strictly increasing ``t``, the statistics included (one entry per stored node)."""
     t = arrays["t"]
     if t.ndim != 1:
         return f"t must be one-dimensional, it has shape {t.shape}"
