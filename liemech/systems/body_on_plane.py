@@ -15,6 +15,7 @@ from liemech.groups.euclidean import Rn
 from liemech.groups.product import ProductGroup
 from liemech.groups.so3 import SO3
 from liemech.mechanics.system import MechanicalSystem
+from liemech.systems.built_once import built_once
 from liemech.types import Matrix, Vector
 
 Pose = tuple[Matrix, Vector]
@@ -46,3 +47,22 @@ def body_on_plane(inertia: Matrix, mass: float, gravity: float) -> MechanicalSys
 def energy(inertia: Matrix, mass: float, gravity: float, g: Pose, mu: Vector) -> float:
     """H = ½ μᵀ𝕀⁻¹μ + m g x_z."""
     return 0.5 * float(mu @ np.linalg.solve(inertia, mu)) + float(Gravity(mass, gravity)(g))
+
+
+class RollsOnThePlane:
+    """What the rolling bodies' classes share: their blocks 𝕀 (for Ω) and m I (for v), from
+    ``body_inertia`` (a body with other data overrides ``inertia``), and the Lagrangian ℓ above,
+    built once per instance."""
+
+    body_inertia: Matrix
+    mass: float
+    gravity: float
+
+    @property
+    def inertia(self) -> Matrix:
+        """Blocks 𝕀 for Ω and m I for v."""
+        return body_inertia_blocks(self.body_inertia, self.mass)
+
+    @built_once
+    def system(self) -> MechanicalSystem[Pose]:
+        return body_on_plane(self.inertia, self.mass, self.gravity)

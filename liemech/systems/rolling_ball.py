@@ -21,8 +21,7 @@ from liemech.groups.so3 import exp_matrix
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
-from liemech.mechanics.system import MechanicalSystem
-from liemech.systems.body_on_plane import Pose, body_inertia_blocks, body_on_plane, energy
+from liemech.systems.body_on_plane import Pose, RollsOnThePlane, energy
 from liemech.systems.built_once import built_once
 from liemech.systems.rolling_reference import RollingTrajectory, rolling_reference
 from liemech.types import Matrix, Vector
@@ -31,7 +30,7 @@ E3 = np.array([0.0, 0.0, 1.0])
 
 
 @dataclass(frozen=True)
-class RollingBall:
+class RollingBall(RollsOnThePlane):
     """Defaults: m = r = g = 1, 𝕀 = diag(0.3, 0.4, 0.5), tilted attitude, ω₀ = (1.2, −0.7, 2.0)
     in space (the centre's velocity follows from rolling), T = 10."""
 
@@ -42,15 +41,6 @@ class RollingBall:
     rotation0: Vector = field(default_factory=lambda: np.array([0.4, -0.3, 0.6]))
     spatial_omega0: Vector = field(default_factory=lambda: np.array([1.2, -0.7, 2.0]))
     t_final: float = 10.0
-
-    @property
-    def inertia(self) -> Matrix:
-        """Blocks 𝕀 for Ω and m I for v."""
-        return body_inertia_blocks(self.body_inertia, self.mass)
-
-    @built_once
-    def system(self) -> MechanicalSystem[Pose]:
-        return body_on_plane(self.inertia, self.mass, self.gravity)
 
     def height(self, g: Pose) -> jax.Array:
         """Φ = x_z − r."""

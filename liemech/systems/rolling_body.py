@@ -43,9 +43,8 @@ from liemech.groups.validation import as_float_array, checked_real, checked_vect
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
-from liemech.mechanics.system import MechanicalSystem
 from liemech.run.solution import Solution
-from liemech.systems.body_on_plane import Pose, body_inertia_blocks, body_on_plane, energy
+from liemech.systems.body_on_plane import Pose, RollsOnThePlane, energy
 from liemech.systems.built_once import built_once
 from liemech.systems.rolling_reference import RollingTrajectory, rolling_reference
 from liemech.types import Matrix, Vector
@@ -123,7 +122,7 @@ def _sphere_directions(n: int = 2000) -> Matrix:
 
 
 @dataclass(frozen=True, eq=False)
-class RollingBody:
+class RollingBody(RollsOnThePlane):
     """A convex body with support function ``support`` (module docstring), mass m, inertia
     ``body_inertia`` (3×3 about the centre of mass, body frame, symmetric positive definite, its
     principal moments satisfying the triangle inequality), centre of mass ``com`` (body frame,
@@ -202,15 +201,6 @@ class RollingBody:
         inertia = turn @ np.diag(KANE_LEVINSON_PRINCIPAL_MOMENTS) @ turn.T
         return cls.ellipsoid(KANE_LEVINSON_SEMI_AXES, 1.0, inertia, (0.0, 0.0, -KANE_LEVINSON_COM_DEPTH),
                              gravity=gravity)
-
-    @property
-    def inertia(self) -> Matrix:
-        """Blocks 𝕀 for Ω and m I for v."""
-        return body_inertia_blocks(self.body_inertia, self.mass)
-
-    @built_once
-    def system(self) -> MechanicalSystem[Pose]:
-        return body_on_plane(self.inertia, self.mass, self.gravity)
 
     def surface_point(self, normal: ArrayLike) -> jax.Array:
         """∇h(u): the surface point whose outward normal is u, body frame (traceable)."""

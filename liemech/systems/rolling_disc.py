@@ -33,8 +33,7 @@ from liemech.groups.validation import checked_real
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem
-from liemech.mechanics.system import MechanicalSystem
-from liemech.systems.body_on_plane import Pose, body_on_plane, energy
+from liemech.systems.body_on_plane import Pose, RollsOnThePlane, energy
 from liemech.systems.built_once import built_once
 from liemech.systems.rolling_reference import RollingTrajectory, rolling_reference
 from liemech.types import Matrix, Vector
@@ -93,7 +92,7 @@ class SteadyRolling:
 
 
 @dataclass(frozen=True)
-class RollingDisc:
+class RollingDisc(RollsOnThePlane):
     """A disc of radius r and mass m under gravity g (module docstring). Its moments of inertia
     about the centre are I₁ = ``diametral_inertia`` about a diameter and I₃ = ``axial_inertia``
     about the symmetry axis; each one left None is that of a thin uniform disc, I₁ = m r²/4 and
@@ -126,10 +125,6 @@ class RollingDisc:
     def inertia(self) -> Matrix:
         """Blocks diag(I₁, I₁, I₃) for Ω and m I for v."""
         return np.diag([*self.principal_moments, *[self.mass] * 3])
-
-    @built_once
-    def system(self) -> MechanicalSystem[Pose]:
-        return body_on_plane(self.inertia, self.mass, self.gravity)
 
     def contact_height(self, g: Pose) -> jax.Array:
         """Φ = x_z − r √(1 − n_z²)."""
