@@ -20,6 +20,14 @@ left-trivialised: ġ = g η, μ̇ = ad*_η μ, η = 𝕀⁻¹μ.
   momentum R p_v is constant), and the rotations above, which turn p_v with p_ω
   (μ ← (exp(−tω̂) p_v, exp(−tω̂) p_ω)). A coupled 𝕀 (off-diagonal blocks, a body frame away from
   the centre of mass) or an anisotropic mass block has no exact split here and is refused.
+- SO(2): so(2) is abelian, ad = 0: μ = Jω is constant and R ← R R(tω) (the angle advances by tω).
+- SE(2), ξ = (v₁, v₂, ω), with 𝕀 = diag(m, m, J) (the body frame at the centre of mass): the
+  Euler–Poincaré equations μ̇ = ad*_η μ = ad_ηᵀμ read ṗ_v = −ω J₂ p_v (J₂ the rotation by π/2) and
+  ṗ_ω = v₂p₁ − v₁p₂ = (p₁p₂ − p₂p₁)/m = 0. So ω is constant, the body momentum p_v turns back
+  as the body turns (the spatial momentum R p_v is constant) and the centre moves on a straight
+  line: R ← R R(tω), x ← x + t R p_v/m, p_v ← R(−tω) p_v, exactly (a planar free rigid body).
+  This is not g₀ exp(tξ₀): the body velocity v = p_v/m turns in the body frame. A coupled 𝕀 or
+  an anisotropic mass block (then ṗ_ω ≠ 0) is refused.
 - Products and powers: factor by factor (body by body, vectorised over a power group's bodies),
   for an 𝕀 that is block-diagonal over the factors (bodies); the kinetic energies of the factors
   commute.
@@ -40,7 +48,9 @@ from liemech.groups.base import LieGroup
 from liemech.groups.euclidean import Rn
 from liemech.groups.power import PowerGroup
 from liemech.groups.product import ProductGroup
+from liemech.groups.se2 import SE2
 from liemech.groups.se3 import SE3
+from liemech.groups.so2 import SO2
 from liemech.groups.so3 import SO3, hat3
 from liemech.types import Matrix, Vector
 
@@ -208,6 +218,44 @@ class RigidBodies(FreeFlow):
         return new_gs, jnp.reshape(new_mus, (-1,))
 
 
+def _plane_rotation(theta: jax.Array) -> jax.Array:
+    """R(θ) = [[cos θ, −sin θ], [sin θ, cos θ]]."""
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    return jnp.stack([jnp.stack([c, -s]), jnp.stack([s, c])])
+
+
+class PlanarBodies(FreeFlow):
+    """The exact free flow of N planar rigid bodies on SO(2) or SE(2) (module docstring; a single
+    group: N = 1, points unstacked), vectorised over the bodies: ω = μ_ω/J constant,
+    R ← R R(tω), and on SE(2) x ← x + t R p_v/m, p_v ← R(−tω) p_v."""
+
+    exact = True
+
+    def __init__(self, kind: Literal["SO2", "SE2"], blocks: Matrix, stacked: bool) -> None:
+        self._kind, self._stacked = kind, stacked
+        self._inverse_moment = 1.0 / blocks[:, -1, -1]
+        self._inverse_mass = 1.0 / blocks[:, 0, 0] if kind == "SE2" else np.zeros(len(blocks))
+
+    def _body(self, g: jax.Array, mu: jax.Array, inverse_moment: jax.Array, inverse_mass: jax.Array,
+              t: jax.Array) -> tuple[jax.Array, jax.Array]:
+        E = _plane_rotation(t * inverse_moment * mu[-1])
+        if self._kind == "SO2":
+            return g @ E, mu
+        R, p_v = g[:2, :2], mu[:2]
+        x = g[:2, 2] + (t * inverse_mass) * (R @ p_v)
+        return jnp.eye(3).at[:2, :2].set(R @ E).at[:2, 2].set(x), jnp.concatenate([E.T @ p_v, mu[2:]])
+
+    def __call__(self, g: object, mu: jax.Array, t: jax.Array) -> tuple[object, jax.Array]:
+        points = jnp.asarray(g)
+        inverse_moment, inverse_mass = jnp.asarray(self._inverse_moment), jnp.asarray(self._inverse_mass)
+        if not self._stacked:
+            return self._body(points, mu, inverse_moment[0], inverse_mass[0], t)
+        n = len(self._inverse_moment)
+        new_gs, new_mus = jax.vmap(self._body, in_axes=(0, 0, 0, 0, None))(
+            points, jnp.reshape(mu, (n, -1)), inverse_moment, inverse_mass, t)
+        return new_gs, jnp.reshape(new_mus, (-1,))
+
+
 class ProductFlow(FreeFlow):
     """Factor by factor: the free flows of the factors of a product group (their T's commute)."""
 
@@ -221,7 +269,7 @@ class ProductFlow(FreeFlow):
         return tuple(out[0] for out in outs), jnp.concatenate([out[1] for out in outs])
 
 
-SUPPORTED: Final = "Rn(n), SO3(), SE3(), and products and powers of them"
+SUPPORTED: Final = "Rn(n), SO2(), SO3(), SE2(), SE3(), and products and powers of them"
 
 
 def _diagonal_blocks(inertia: Matrix, sizes: list[int], what: str) -> list[Matrix]:
@@ -238,39 +286,54 @@ def _diagonal_blocks(inertia: Matrix, sizes: list[int], what: str) -> list[Matri
     return [inertia[a:b, a:b] for a, b in zip(edges[:-1], edges[1:])]
 
 
+_RIGID_MOTION_FORM: Final = {2: ("SE(2)", "diag(m, m, J) with ξ = (v₁, v₂, ω)"),
+                              3: ("SE(3)", "diag(m·I₃, J) with ξ = (v, ω)")}
+"""The inertia whose free flow splits exactly on SE(n), by n."""
+
+
 def _check_rigid_motion(block: Matrix, where: str) -> None:
-    """𝕀 = diag(m I₃, J) on se(3) with ξ = (v, ω), else UnsupportedFreeFlow."""
+    """𝕀 = diag(m I_n, J) on se(n), n = 2, 3, with ξ = (v, ω) (v ∈ Rⁿ first), else UnsupportedFreeFlow."""
+    n = 2 if len(block) == 3 else 3
     scale = float(np.max(np.abs(block)))
-    coupling = float(np.max(np.abs(block[:3, 3:])))
-    mass = block[:3, :3]
+    coupling = float(np.max(np.abs(block[:n, n:])))
+    mass = block[:n, :n]
     m = float(mass[0, 0])
-    anisotropic = float(np.max(np.abs(mass - m * np.eye(3))))
+    anisotropic = float(np.max(np.abs(mass - m * np.eye(n))))
     if coupling > ZERO_BLOCK * scale or anisotropic > EQUAL_MOMENTS * m:
+        group, form = _RIGID_MOTION_FORM[n]
         raise UnsupportedFreeFlow(
-            f"on SE(3) the free flow splits exactly only for an inertia diag(m·I₃, J) with ξ = (v, ω), the body "
-            f"frame at the centre of mass{where}; got a translation–rotation coupling of size {coupling:.3g} and a "
-            f"mass block {np.array2string(mass, precision=4)}: use VPRK for this body", ValueError)
+            f"on {group} the free flow splits exactly only for an inertia {form}, the body frame at the centre of "
+            f"mass{where}; got a translation–rotation coupling of size {coupling:.3g} and a mass block "
+            f"{np.array2string(mass, precision=4)}: use VPRK for this body", ValueError)
+
+
+_RIGID_BODY_GROUPS: Final = (SO2, SO3, SE2, SE3)
+
+
+def _bodies(body: SO2 | SO3 | SE2 | SE3, blocks: Matrix, stacked: bool) -> FreeFlow:
+    """The free flow of the rigid bodies on SO(n) or SE(n) with inertias ``blocks`` (N, d, d); a
+    single body unstacked, or those of a power group stacked."""
+    if isinstance(body, (SE2, SE3)):
+        for k, block in enumerate(blocks):
+            _check_rigid_motion(block, f" (body {k})" if stacked else "")
+    if isinstance(body, (SO3, SE3)):
+        return RigidBodies("SO3" if isinstance(body, SO3) else "SE3", blocks, stacked)
+    return PlanarBodies("SO2" if isinstance(body, SO2) else "SE2", blocks, stacked)
 
 
 def free_flow(group: LieGroup[object], inertia: Matrix) -> FreeFlow:
     """The free flow of ½⟨μ, 𝕀⁻¹μ⟩ on ``group`` (module docstring), or UnsupportedFreeFlow."""
     if isinstance(group, Rn):
         return Drift(inertia)
-    if isinstance(group, SO3):
-        return RigidBodies("SO3", inertia[None], stacked=False)
-    if isinstance(group, SE3):
-        _check_rigid_motion(inertia, "")
-        return RigidBodies("SE3", inertia[None], stacked=False)
+    if isinstance(group, _RIGID_BODY_GROUPS):
+        return _bodies(group, inertia[None], stacked=False)
     if isinstance(group, PowerGroup):
         body = group.group
         if isinstance(body, Rn):
             return Drift(inertia)
-        if isinstance(body, (SO3, SE3)):
+        if isinstance(body, _RIGID_BODY_GROUPS):
             blocks = np.stack(_diagonal_blocks(inertia, [body.dim] * group.N, "bodies of the power group"))
-            if isinstance(body, SE3):
-                for k, block in enumerate(blocks):
-                    _check_rigid_motion(block, f" (body {k})")
-            return RigidBodies("SO3" if isinstance(body, SO3) else "SE3", blocks, stacked=True)
+            return _bodies(body, blocks, stacked=True)
         raise UnsupportedFreeFlow(f"no exact split of the free flow on {group!r}; it works on {SUPPORTED}", TypeError)
     if isinstance(group, ProductGroup):
         sizes = [factor.dim for factor in group.factors]

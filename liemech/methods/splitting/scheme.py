@@ -5,7 +5,7 @@ composed symmetrically (``coefficients``).
     kick K(t):  g fixed,  μ ← μ − t ∇V(g)           (⟨∇V(g), ζ⟩ = d/dε V(g τ(εζ))|₀; the exact
                                                        flow of V: ġ = g ∂V/∂μ = 0, μ̇ = −∇V)
     free F(t):  ġ = g η, μ̇ = ad*_η μ, η = 𝕀⁻¹μ      (``free_flow``: a drift on Rⁿ, the free rigid
-                                                       body on SO(3), SE(3))
+                                                       body on SO(2), SO(3), SE(2), SE(3))
     Ψ_h = K(b₀h) ∘ F(a₁h) ∘ K(b₁h) ∘ … ∘ F(a_m h) ∘ K(b_m h).
 
 On Rⁿ "strang" is Störmer–Verlet; on SO(3) it is the symplectic splitting of Dullweber,
@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple, TypeVar, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
@@ -27,6 +28,7 @@ from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.splitting.coefficients import COMPOSITIONS, SEQUENCES, Composition, KickFreeSequence
 from liemech.methods.splitting.free_flow import FreeFlow, UnsupportedFreeFlow, free_flow
+from liemech.owned_compilation import owned_cache, owned_jit
 from liemech.solvers.compiled_newton import Status
 
 P = TypeVar("P")
@@ -34,14 +36,17 @@ P = TypeVar("P")
 
 class Splitting(CompiledMethod):
     """Splitting(composition="strang"): an explicit symplectic splitting or composition method for
-    ℓ(g, η) = ½⟨η, 𝕀η⟩ − V(g) with a constant 𝕀 on Rⁿ, SO(3), SE(3) and their products and powers.
+    ℓ(g, η) = ½⟨η, 𝕀η⟩ − V(g) with a constant 𝕀 on Rⁿ, SO(2), SO(3), SE(2), SE(3) and their products
+    and powers.
 
     One step is Ψ_h = K(b₀h) ∘ F(a₁h) ∘ K(b₁h) ∘ … ∘ F(a_m h) ∘ K(b_m h), with the kick
     K(t): μ ← μ − t ∇V(g) (g fixed) and F(t) the free flow ġ = g η, μ̇ = ad*_η μ, η = 𝕀⁻¹μ:
     a drift on Rⁿ (then "strang" is Störmer–Verlet), the free rigid body on SO(3) (exact for an
     axisymmetric or spherical 𝕀; otherwise the symmetric order-2 splitting into rotations about the
-    principal axes of Dullweber, Leimkuhler & McLachlan 1997), and on SE(3) with 𝕀 = diag(m I₃, J) a
-    drift of the centre along the spatial momentum composed with those rotations.
+    principal axes of Dullweber, Leimkuhler & McLachlan 1997), on SE(3) with 𝕀 = diag(m I₃, J) a
+    drift of the centre along the spatial momentum composed with those rotations; on SO(2) the angle
+    advances by tω, and on SE(2) with 𝕀 = diag(m, m, J) (ξ = (v₁, v₂, ω)) the body turns at the
+    constant ω while its centre drifts along the constant spatial momentum (exact).
 
     ``composition`` (one of ``SPLITTING_COMPOSITIONS``) chooses the coefficients: "strang"
     (order 2), "yoshida4" (Yoshida 1990 triple jump), "suzuki4" (Suzuki 1990), "mclachlan4"
@@ -101,19 +106,25 @@ class Splitting(CompiledMethod):
         self._free_flow(problem)
 
     def _free_flow(self, problem: Problem[P]) -> FreeFlow:
+        """The system's free flow, built once per system and kept with it (``integrate`` checks and
+        builds the step several times per run; each build takes 𝕀 apart)."""
         system = cast(MechanicalSystem[Any], problem.system)
         inertia = system.constant_inertia
         assert inertia is not None
-        try:
-            flow = free_flow(cast(LieGroup[object], problem.group), np.asarray(inertia, dtype=np.float64))
-        except UnsupportedFreeFlow as exc:
-            raise exc.kind(f"{self.name}: {exc}") from None
+        cache = owned_cache(system)
+        flow: FreeFlow | None = cache.get(_FREE_FLOW)
+        if flow is None:
+            try:
+                flow = free_flow(cast(LieGroup[object], problem.group), np.asarray(inertia, dtype=np.float64))
+            except UnsupportedFreeFlow as exc:
+                raise exc.kind(f"{self.name}: {exc}") from None
+            cache[_FREE_FLOW] = flow
         if self.sequence.exact_free_flow and not flow.exact:
             raise ValueError(
-                f"{self.name} is a splitting method that needs the exact free flow, which liemech has on Rⁿ and "
-                "for axisymmetric or spherical rigid bodies; an asymmetric rigid body (three distinct principal "
-                "moments) has only the symmetric order-2 split, under which its order falls to 2: use a "
-                "composition, e.g. Splitting('mclachlan4'), Splitting('yoshida4') or Splitting('kahan_li6')")
+                f"{self.name} is a splitting method that needs the exact free flow, which liemech has on Rⁿ, "
+                "SO(2) and SE(2) and for axisymmetric or spherical rigid bodies; an asymmetric rigid body (three "
+                "distinct principal moments) has only the symmetric order-2 split, under which its order falls to 2: "
+                "use a composition, e.g. Splitting('mclachlan4'), Splitting('yoshida4') or Splitting('kahan_li6')")
         return flow
 
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
@@ -134,6 +145,12 @@ class _Carry(NamedTuple):
 
 MAX_STAGES: Final = max(sequence.stages for sequence in SEQUENCES.values())
 
+_FREE_FLOW: Final = ("Splitting", "free flow")
+_START: Final = ("Splitting", "start")
+"""Keys of what is kept with the system (``owned_cache``): its free flow, and the compiled
+start of the carry (the force −∇V at the initial node, which eagerly costs a dispatch per
+operation)."""
+
 
 class SplittingStep:
     """One step Ψ_h of a kick–free-flow sequence for one problem (pure, traceable). The sequence
@@ -151,12 +168,18 @@ class SplittingStep:
         return jnp.asarray(self._system.force(g, self._zero_velocity))
 
     def start(self, state: NodeState[Any]) -> _Carry:
-        g = jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype=float), state.g)
         sequence = self._sequence
         coefficients = np.zeros((MAX_STAGES, 2))
         coefficients[: sequence.stages] = np.stack([sequence.frees, sequence.kicks[1:]], axis=1)
-        return _Carry(g, jnp.asarray(state.mu, dtype=float), jnp.zeros(0), self._force(g),
-                      jnp.asarray(sequence.kicks[0]), jnp.asarray(coefficients), jnp.asarray(sequence.stages))
+        start = owned_jit(self._system, _START, self._start)
+        return start(state.g, state.mu, sequence.kicks[0], coefficients, sequence.stages)
+
+    def _start(self, g: object, mu: ArrayLike, first_kick: ArrayLike, coefficients: ArrayLike,
+               stages: ArrayLike) -> _Carry:
+        """The carry at (g, μ) (compiled once per system: −∇V depends on the system alone)."""
+        g = jax.tree.map(lambda leaf: jnp.asarray(leaf, dtype=float), g)
+        return _Carry(g, jnp.asarray(mu, dtype=float), jnp.zeros(0), self._force(g), jnp.asarray(first_kick),
+                      jnp.asarray(coefficients), jnp.asarray(stages))
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry, carry)
