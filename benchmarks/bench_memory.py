@@ -4,8 +4,9 @@
    10⁴ steps: the growth of the process's peak resident memory between the two (a run keeps only
    its stored nodes, so it should not grow with the number of steps).
 2. A loop over distinct systems in one process (a parameter study written as a loop: each system
-   its own potential, so each compiles its own step): resident memory and memory maps every 100
-   systems, with ``jax.clear_caches()`` after each.
+   its own potential, so each compiles its own step), with nothing but ``gc.collect()`` between
+   them: resident memory and memory maps every 100 systems (they should level off: compiled code
+   is freed with its system).
 
 Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_memory.py [steps] [systems]
 """
@@ -15,7 +16,6 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Callable
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -62,12 +62,10 @@ def long_run(steps: int) -> None:
 
 
 def many_systems(count: int) -> None:
-    clear_caches: Callable[[], None] = jax.clear_caches  # untyped in jax
     print(f"{'systems':>8}{'resident MiB':>14}{'maps':>8}{'s per system':>14}")
     started = time.perf_counter()
     for k in range(1, count + 1):
         lm.integrate(oscillator(1.0 + k / count), lm.VPRK(lm.lobatto(2)), h=0.01, n_steps=10)
-        clear_caches()
         gc.collect()
         if k % 100 == 0 or k == 1:
             print(f"{k:>8}{resident_mib():>14.0f}{memory_maps():>8}{(time.perf_counter() - started) / k:>14.2f}",

@@ -5,7 +5,7 @@ at T = 10, and the ratio).
 
 Each link is a uniform rod (mass 1, length 0.5) on a hinge along x; the chain starts bent
 (q_i = 0.3 (−1)^i) at rest. Compile time is the first call (tracing, compiling, the problem's
-setup), µs per step the median of three runs of 200 steps. Rows are measured one after another
+setup), with the disk cache of compiled code turned off; µs per step the median of three runs of 200 steps. Rows are measured one after another
 in one process (this machine's speed drifts: compare within a row).
 
 Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_multibody.py [N ...]
@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# No disk cache: with a warm one the "compile" column would time reading executables back (and
+# the tracing, which grows with N) instead of compiling them.
+os.environ["LIEMECH_CACHE_DIR"] = ""
 
 import numpy as np  # noqa: E402
 from numpy.typing import NDArray  # noqa: E402

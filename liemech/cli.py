@@ -280,6 +280,11 @@ def _order(entry: Entry[P], args: argparse.Namespace) -> int:
     if args.h is not None and len(set(args.h)) < 2:
         raise ValueError(f"argument --h: expected at least two different steps, got "
                          f"{' '.join(f'{h:g}' for h in args.h)}")
+    repeated = sorted({h for h in args.h or () if args.h.count(h) > 1}, reverse=True)
+    if repeated:
+        # A repeated step runs twice and gives a 0/0 local slope; the fit would count it twice.
+        raise ValueError(f"argument --h: {' '.join(f'{h:g}' for h in repeated)} given more than once; give each "
+                         "step once")
     t_final = args.t_final or entry.t_final
     steps = sorted(args.h or [k * entry.h for k in ORDER_STEPS], reverse=True)
     counts = [_step_count(h, t_final) for h in steps]

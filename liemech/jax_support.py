@@ -5,8 +5,8 @@ unless the user has chosen a directory, caches compiled steps on disk so that a 
 reuses them (``LIEMECH_CACHE_DIR``, default ``~/.cache/liemech/jax``; ``LIEMECH_CACHE_DIR=""``
 turns the cache off).
 
-``array_method`` compiles a method once per shape, with ``self`` static, and keeps the numpy
-signature its eager callers see.
+``array_method`` compiles a method once per shape and object, and keeps the numpy signature its
+eager callers see.
 """
 
 import functools
@@ -18,6 +18,8 @@ from typing import Concatenate, ParamSpec, TypeVar, overload
 import jax
 import numpy as np
 from numpy.typing import NDArray
+
+from liemech.owned_compilation import compared_by_identity, owned_jit
 
 _set: Callable[[str, object], None] = jax.config.update  # jax.config is untyped
 
@@ -74,7 +76,9 @@ def array_method(method: Callable[Concatenate[S, Params], R]) -> Callable[Concat
 
 
 def array_method(method: Callable[Concatenate[S, Params], object]) -> Callable[Concatenate[S, Params], object]:
-    """Compile ``method`` once per argument shape, with ``self`` static (it must be hashable).
+    """Compile ``method`` once per argument shape and ``self``: on ``self`` (``owned_jit``) when it
+    compares by identity, so that the code is freed with it; in one cache shared by equal values
+    otherwise (groups: ``self`` static, hashable).
 
     Called on concrete arrays it returns numpy arrays (a tuple of them for a product point), as
     the signature says; called inside a JAX transformation (the compiled integrators, autodiff of
@@ -83,7 +87,7 @@ def array_method(method: Callable[Concatenate[S, Params], object]) -> Callable[C
     returns ``jax.Array`` and is declared to its callers as returning a float64 numpy array (first
     overload); a method that only combines other array methods keeps its own types (second).
     """
-    compiled = jax.jit(method, static_argnums=0)
+    shared = jax.jit(method, static_argnums=0)
 
     @functools.wraps(method)
     def call(self: S, /, *args: Params.args, **kwargs: Params.kwargs) -> object:
@@ -91,6 +95,18 @@ def array_method(method: Callable[Concatenate[S, Params], object]) -> Callable[C
         # there would only add a call boundary to every group operation and slow compilation.
         if _any_tracer(args) or _any_tracer(kwargs):
             return method(self, *args, **kwargs)
-        return _to_numpy(compiled(self, *args, **kwargs))
+        if compared_by_identity(self):
+            return _to_numpy(owned_jit(self, method, functools.partial(method, self))(*args, **kwargs))
+        return _to_numpy(shared(self, *args, **kwargs))
 
     return call
+
+
+def require_float64() -> None:
+    """RuntimeError unless JAX computes in float64, as importing liemech set it up."""
+    if not jax.config.jax_enable_x64:  # type: ignore[attr-defined]
+        raise RuntimeError(
+            "jax_enable_x64 is off: liemech computes in float64 (its schemes iterate to round-off in double "
+            "precision; in float32 results are off by ~1e-7 and Newton stalls), and importing it switched x64 "
+            "on; keep it on: remove jax.config.update('jax_enable_x64', False), or call "
+            "jax.config.update('jax_enable_x64', True) before building problems and integrating")

@@ -1,12 +1,15 @@
 """User callbacks under the compiled core: checked at the initial point, given derivatives compared
 with autodiff, untraceable code and non-finite values reported by name."""
 
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import liemech as lm
+from liemech.mechanics.callbacks import check_traced
 from liemech.systems import HeavyTop
 
 TOP = HeavyTop()
@@ -89,3 +92,29 @@ def test_top_from_v_alone_keeps_its_noether_momentum_over_10_000_steps() -> None
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.01, n_steps=10_000, store_every=10)
     noether = np.array([TOP.noether_momentum(R, m) for R, m in zip(sol.g, sol.mu)])
     assert len(sol.t) == 1001 and np.max(np.abs(noether - noether[0])) <= 1e-12
+
+
+@pytest.mark.parametrize("potential", [
+    lambda q: q[-1] + q[jnp.array([0, 1, -2])].sum() + jnp.take(q, 3, mode="clip"),
+    lambda q: jax.scipy.linalg.expm(jnp.array([[0.0, q[0]], [-q[0], 0.0]]))[0, 1],
+    lambda q: jnp.hypot(q[0], q[1]) + jnp.nanmax(q) + jnp.linalg.pinv(jnp.eye(2) + jnp.outer(q, q))[0, 0],
+    lambda q: jnp.where(q[1] > 0.0, q[1], -1.0),
+], ids=["in-range indices", "expm", "hypot, nanmax, pinv", "finite where"])
+def test_what_jax_lets_through_is_refused_only_where_the_callback_wrote_it(
+        potential: Callable[[lm.Vector], jax.Array]) -> None:
+    """The jaxpr check refuses out-of-range constant indices and NaN or inf constants chosen by the
+    state in the callback's own code; JAX's functions select such constants for inputs outside their
+    domain (expm, hypot, nanmax, pinv), and ``mode='clip'`` asks for clamping: all accepted."""
+    check_traced("potential", potential, np.array([1.0, 0.5]))
+
+
+def test_the_suggested_remedy_is_nan_with_its_gradient_beyond_the_boundary() -> None:
+    """The remedy the refusal of jnp.where(q[0] < 2, 0.0, jnp.nan) suggests: V + 0·√(2 − q₀) is
+    NaN beyond q₀ = 2 with its gradient, which the steps evaluate (a step there stops the run, as
+    test_a_potential_that_turns_nan_mid_run_is_reported_as_such shows), and 0 before it."""
+    def potential(q: jax.Array) -> jax.Array:
+        return q[1] + 0.0 * jnp.sqrt(2.0 - q[0])
+
+    check_traced("potential", potential, np.array([1.0, 0.5]))
+    before, beyond = jax.jit(jax.vmap(jax.grad(potential)))(jnp.array([[1.0, 0.5], [2.5, 0.5]]))  # one compilation
+    assert np.array_equal(before, [0.0, 1.0]) and np.isnan(beyond[0])

@@ -144,6 +144,7 @@ def test_an_unknown_system_exits_2_from_the_command_line(tmp_path: Path) -> None
     (["run", "heavy-top", "--t-final", "inf"], "argument --t-final: must be a positive number, got 'inf'"),
     (["order", "heavy-top", "--h", "0.1"], "argument --h: expected at least two different steps, got 0.1"),
     (["order", "heavy-top", "--h", "0.1", "0.1"], "argument --h: expected at least two different steps, got 0.1 0.1"),
+    (["order", "heavy-top", "--h", "0.2", "0.1", "0.2"], "argument --h: 0.2 given more than once; give each step once"),
     (["order", "heavy-top", "--h", "0.1", "0.3"], "argument --h: --t-final 2 is not a whole number of steps of --h 0.3"),
     (["order", "heavy-top", "--h", "1e-300", "1e-299"], "argument --h: 1e-299 is too small for --t-final 2"),
     (["run", "heavy-top", "--save", "/missing/dir/x.npz"],

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +31,7 @@ NAN, INF = math.nan, math.inf
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "errors.md"
 
 Attempt = Callable[[], object]
+set_config: Callable[[str, object], None] = jax.config.update  # jax.config is untyped
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,41 @@ class FreeLagrangian(lm.Lagrangian[lm.Vector]):
         return out
 
     def velocity(self, g: lm.Vector, mu: lm.VectorLike) -> lm.Vector:
-        return np.array([mu[0], mu[1] if self._wrong else mu[1] / self._s])
+        m = jnp.asarray(mu)
+        return jnp.stack([m[0], m[1] if self._wrong else m[1] / self._s])  # type: ignore[return-value]
+
+
+class NumpyLagrangian(FreeLagrangian):
+    """FreeLagrangian with ℓ (``part='lagrangian'``) or its velocity written with numpy."""
+
+    def __init__(self, part: str) -> None:
+        super().__init__(1.0)
+        self._part = part
+
+    def lagrangian(self, g: lm.Vector, eta: jax.typing.ArrayLike) -> jax.Array:
+        value = super().lagrangian(g, eta)
+        return jnp.asarray(float(value)) if self._part == "lagrangian" else value
+
+    def velocity(self, g: lm.Vector, mu: lm.VectorLike) -> lm.Vector:
+        return np.array([mu[0], mu[1]]) if self._part == "velocity" else super().velocity(g, mu)
+
+
+def without_x64(attempt: Attempt) -> Attempt:
+    """``attempt`` with jax_enable_x64 switched off after importing liemech (switched on again after)."""
+    def switched_off() -> object:
+        set_config("jax_enable_x64", False)
+        try:
+            return attempt()
+        finally:
+            set_config("jax_enable_x64", True)
+
+    return switched_off
+
+
+def ensemble_of(free: Callable[[], lm.Problem[lm.Vector]], **options: Any) -> Attempt:
+    """integrate_ensemble of two members of ``free()`` over one step, with these options."""
+    arguments: dict[str, Any] = {"initial": (None, np.zeros((2, 2))), **options}
+    return lambda: lm.integrate_ensemble(free(), lm.VPRK(lm.lobatto(2)), h=0.1, n_steps=1, **arguments)
 
 
 class NaNAtTheLastStep(lm.Method):
@@ -288,7 +323,7 @@ CASES: list[Refusal] = [
     row("option", "NewtonOptions(roundoff_factor=nan), 0, inf", ValueError,
         r"roundoff_factor must be a finite number > 0",
         *[functools.partial(lm.NewtonOptions, roundoff_factor=r) for r in (NAN, 0.0, INF)]),
-    row("option", "NewtonOptions(jacobian='never')", ValueError, r"jacobian must be 'first' or 'every'",
+    row("option", "NewtonOptions(jacobian='never')", ValueError, r"jacobian must be 'first', 'every' or 'refreshed'",
         lambda: lm.NewtonOptions(jacobian="never")),  # type: ignore[arg-type]
     row("option", "NewtonOptions(update_after_check='yes')", ValueError,
         r"update_after_check must be True or False", lambda: lm.NewtonOptions(update_after_check="yes")),  # type: ignore[arg-type]
@@ -371,6 +406,14 @@ CASES: list[Refusal] = [
           for n in (2.5, 0)]),
     row("option", "Rn(3.0), Rn(0), Rn(True)", ValueError, r"n must be a positive integer",
         *[functools.partial(lm.Rn, n) for n in (3.0, 0, True)]),  # type: ignore[arg-type]
+    row("option", "jax.config.update('jax_enable_x64', False) after importing liemech → Problem, integrate, flow "
+        "(or calling a Flow made before), integrate_ensemble", RuntimeError,
+        r"jax_enable_x64 is off: liemech computes in float64.*keep it on",
+        without_x64(lambda: lm.Problem(plane(), np.array([1.0, 0.0]), np.zeros(2))),
+        without_x64(lambda: lm.integrate(free_particle(), lm.MidpointVI(), h=0.1, n_steps=1)),
+        without_x64(lambda: lm.flow(free_particle(), lm.MidpointVI(), h=0.1, n_steps=1)),
+        lambda: without_x64(lm.flow(free_particle(), lm.MidpointVI(), h=0.1, n_steps=1))(),
+        without_x64(ensemble_of(free_particle))),
     # ---- 3: user callbacks, checked at the initial point ---------------------------------------
     row("callback", "potential returning a vector, or shape (1,)", ValueError,
         r"potential must return shape \(\) at the initial point, got shape \((2|1),\)",
@@ -388,6 +431,40 @@ CASES: list[Refusal] = [
         on_plane(lambda q, t: q[0])),  # type: ignore[arg-type, misc]
     row("callback", "potential written with numpy (float(x))", TypeError,
         r"potential cannot be traced by JAX.*float\(x\) → x", on_plane(lambda q: float(q[1]))),
+    row("callback", "a callback indexing out of range: potential q[2] or q[-3] on R², q[jnp.array([0, 5])], "
+        "q.at[5].set(…), jnp.take(q, 3); force w[7]; holonomic phi q[3]; nonholonomic phi v[5]", ValueError,
+        r"(potential|force|holonomic phi|nonholonomic phi) indexes out of range: (update at )?index -?\d on axis 0 of an "
+        r"array of shape \(2,\).*JAX would clamp",
+        on_plane(lambda q: q[2]), on_plane(lambda q: q[-3]), on_plane(lambda q: q[jnp.array([0, 5])].sum()),
+        on_plane(lambda q: jnp.asarray(q).at[5].set(1.0)[1]), on_plane(lambda q: jnp.take(q, 3)),
+        constrained(force=lambda q, w, t: -w[7] * w),
+        constrained(holonomic=lm.HolonomicConstraint(lambda q: jnp.array([0.5 * (q @ q - 1.0) + q[3]]))),
+        constrained(nonholonomic=lm.NonholonomicConstraint(lambda q, v: v[jnp.array([0, 5])]))),
+    row("callback", "a callback computing in float32 or float16: jnp.asarray(q, jnp.float32), a float16 constant array",
+        ValueError, r"(potential|force) computes in float(32|16) \(.*\): liemech integrates in float64",
+        on_plane(lambda q: jnp.asarray(q, jnp.float32)[1]),
+        constrained(force=lambda q, w, t: -w * jnp.array([2.1, 1.0], dtype=jnp.float16))),
+    row("callback", "potential NaN or inf beyond a boundary as a constant: jnp.where(q[0] < 2, 0.0, jnp.nan), jnp.inf",
+        ValueError, r"potential is (nan|inf) on part of the configuration space.*its gradient there is 0",
+        on_plane(lambda q: jnp.where(q[0] < 2, 0.0, jnp.nan)), on_plane(lambda q: q[1] + jnp.where(q[0] < 2, 0.0, jnp.inf))),
+    row("callback", "force written with numpy: np.linalg.norm(w), if t > 1, math.exp(-t)", TypeError,
+        r"force cannot be traced by JAX \((TracerArrayConversionError|TracerBoolConversionError|"
+        r"ConcretizationTypeError)\): liemech differentiates and compiles it",
+        constrained(force=lambda q, w, t: -np.linalg.norm(w) * w), constrained(force=lambda q, w, t: w if t > 1 else -w),
+        constrained(force=lambda q, w, t: -math.exp(-t) * w)),
+    row("callback", "a Lagrangian, or its velocity, written with numpy", TypeError,
+        r"(lagrangian|velocity) cannot be traced by JAX",
+        problem_with(lambda: NumpyLagrangian("lagrangian")), problem_with(lambda: NumpyLagrangian("velocity"))),
+    row("callback", "integrate_ensemble: an observable or a Sweep builder written with numpy",
+        TypeError, r"(observables\['r'\]|parameters.build \(or the system it returns\)) cannot be traced by JAX",
+        ensemble_of(free_particle, observables={"r": lambda system, q, mu, v: np.linalg.norm(q)}),
+        ensemble_of(free_particle, initial=None, parameters=lm.Sweep(
+            lambda p: lm.MechanicalSystem(lm.Rn(2), np.eye(2), lambda q: float(p[0]) * q[1]), np.ones((2, 1))))),
+    row("callback", "integrate_ensemble: an observable or a Sweep builder indexing out of range", ValueError,
+        r"(observables\['r'\]|parameters.build \(or the system it returns\)) indexes out of range",
+        ensemble_of(free_particle, observables={"r": lambda system, q, mu, v: q[4]}),
+        ensemble_of(free_particle, initial=None, parameters=lm.Sweep(
+            lambda p: lm.MechanicalSystem(lm.Rn(2), np.eye(2), lambda q: p[3] * q[1]), np.ones((2, 1))))),
     row("callback", "potential that is not callable", TypeError, r"potential must be a callable g -> float",
         lambda: lm.MechanicalSystem(lm.Rn(2), np.eye(2), 3.0)),  # type: ignore[arg-type]
     row("callback", "constant inertia: scalar, complex, NaN, text", ValueError,
@@ -571,10 +648,13 @@ def test_numpy_scalars_are_accepted_where_python_numbers_are() -> None:
 
 
 @pytest.mark.parametrize("newton, hint", [
-    (lm.NewtonOptions(), r"stalled near round-off: try NewtonOptions\(jacobian='every'\) or a larger max_iterations"),
+    (lm.NewtonOptions(), r"stalled near round-off: try NewtonOptions\(jacobian='refreshed'\) or jacobian='every', or "
+                         r"a larger max_iterations"),
+    (lm.NewtonOptions(jacobian="refreshed"),
+     r"stalled near round-off: try NewtonOptions\(jacobian='every'\) or a larger max_iterations"),
     (lm.NewtonOptions(jacobian="every"), r"stalled near round-off: try a larger max_iterations\.$"),
     (lm.NewtonOptions(tol=1e-16), r"stalled near round-off above tol = 1e-16: loosen tol"),
-], ids=["simplified", "full", "tol"])
+], ids=["simplified", "refreshed", "full", "tol"])
 def test_a_stall_near_round_off_suggests_the_jacobian_or_iterations_not_a_smaller_step(
         newton: lm.NewtonOptions, hint: str) -> None:
     error = convergence_error(lm.MidpointVI(newton=newton), 3, 0.3, 2e-15, Status.NO_CONVERGENCE)

@@ -1,6 +1,5 @@
 """Holonomic constraints Φ(g) = 0 on a configuration space, with trivialised derivatives."""
 
-import functools
 from typing import Generic, TypeVar, cast
 
 import jax
@@ -11,12 +10,13 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import trivialised_jacobian
+from liemech.owned_compilation import OwnsCompiledCode, owned_jit
 from liemech.types import Matrix, OnPoint, PointFunction, Tensor
 
 P = TypeVar("P")
 
 
-class HolonomicConstraint(Generic[P]):
+class HolonomicConstraint(OwnsCompiledCode, Generic[P]):
     """Φ: G → Rᵐ, written with ``jax.numpy``, with the trivialised Jacobian B(g) = L*_g DΦ
     (m × dim), B(g)ζ = d/dε Φ(g τ(εζ))|₀, and the trivialised Hessians [k] = ζ ↦ d/dε ∇Φ_k(g τ(εζ))|₀
     (shape (m, dim, dim)), both by automatic differentiation. ``jacobian`` and ``hessians`` may be
@@ -70,7 +70,8 @@ class HolonomicConstraint(Generic[P]):
         """Check Φ, its Jacobian and the given derivatives at g (errors name the callback)."""
         m, d = checked_call("holonomic phi", self._returned, g, None).size, group.dim
         if self._jacobian is None:
-            checked_call("the Jacobian of holonomic phi", lambda x: self.trivialised_jacobian(group, x), g, (m, d))
+            checked_call("the Jacobian of holonomic phi", lambda x: self.trivialised_jacobian(group, x), g, (m, d),
+                         traced=False)
         else:
             check_derivative("holonomic jacobian", self._jacobian, lambda x: np.asarray(_autodiff_jacobian(self, group, x)),
                              g, (m, d))
@@ -79,11 +80,17 @@ class HolonomicConstraint(Generic[P]):
                              g, (m, d, d))
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
 def _autodiff_jacobian(constraint: HolonomicConstraint[P], group: LieGroup[P], g: P) -> jax.Array:
-    return trivialised_jacobian(group, constraint.phi, g)
+    """B(g) by autodiff, compiled once per constraint and group and kept on the constraint."""
+    def jacobian(x: P) -> jax.Array:
+        return trivialised_jacobian(group, constraint.phi, x)
+
+    return owned_jit(constraint, ("jacobian", group), jacobian)(g)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
 def _autodiff_hessians(constraint: HolonomicConstraint[P], group: LieGroup[P], g: P) -> jax.Array:
-    return trivialised_jacobian(group, lambda x: trivialised_jacobian(group, constraint.phi, x), g)
+    """The trivialised Hessians by autodiff, compiled once per constraint and group and kept on it."""
+    def hessians(x: P) -> jax.Array:
+        return trivialised_jacobian(group, lambda y: trivialised_jacobian(group, constraint.phi, y), x)
+
+    return owned_jit(constraint, ("hessians", group), hessians)(g)

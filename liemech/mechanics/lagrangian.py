@@ -14,12 +14,13 @@ from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import DERIVATIVE_TOL, checked_call, require_symmetric_positive_definite
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_gradient, trivialised_jacobian
 from liemech.numerics.lu import solve
+from liemech.owned_compilation import OwnsCompiledCode, owned_cache
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
 
 
-class Lagrangian(ABC, Generic[P]):
+class Lagrangian(OwnsCompiledCode, ABC, Generic[P]):
     """ℓ: G × 𝔤 → R, written with ``jax.numpy``; every derivative comes from autodiff.
 
     μ = ∂ℓ/∂η; ``f = L*_g D₁ℓ`` with ⟨f, ζ⟩ = d/dε ℓ(g τ(εζ), η)|₀; the ``*_d_g`` derivatives are
@@ -46,15 +47,10 @@ class Lagrangian(ABC, Generic[P]):
     @property
     def compiled_steps(self) -> dict[Hashable, Callable[..., Any]]:
         """The compiled steps of the methods run on this system, filled by ``integrate``: every
-        problem built on the same system object reuses them (new initial data do not recompile)."""
-        cache: dict[Hashable, Callable[..., Any]] = self.__dict__.setdefault("_compiled_steps", {})
-        return cache
-
-    def __getstate__(self) -> dict[str, object]:
-        # Compiled XLA executables do not pickle; an unpickled system compiles again on first use.
-        state = dict(self.__dict__)
-        state.pop("_compiled_steps", None)
-        return state
+        problem built on the same system object reuses them (new initial data do not recompile),
+        and they are freed with the system (``liemech.owned_compilation``)."""
+        steps: dict[Hashable, Callable[..., Any]] = owned_cache(self).setdefault("steps", {})
+        return steps
 
     def value(self, g: P, eta: Vector) -> float:
         """ℓ(g, η) as a float."""
@@ -103,14 +99,16 @@ class Lagrangian(ABC, Generic[P]):
         """Check the user's callbacks at the initial point (g, η): the mass matrix ∂²ℓ/∂η² symmetric
         positive definite, ℓ a real finite scalar, the force f finite (errors name the callback)."""
         self.check_mass_matrix(g, eta)
-        checked_call("lagrangian", self.lagrangian, g, (), eta)
-        checked_call("the force f = L*_g D₁ℓ (the potential's gradient)", self.force, g, (self.group.dim,), eta)
+        # Traced by check_mass_matrix (a MechanicalSystem traces its potential and inertia instead).
+        checked_call("lagrangian", self.lagrangian, g, (), eta, traced=False)
+        checked_call("the force f = L*_g D₁ℓ (the potential's gradient)", self.force, g, (self.group.dim,), eta,
+                     traced=False)
 
     def check_mass_matrix(self, g: P, eta: Vector) -> None:
         """ValueError unless ∂²ℓ/∂η² at (g, η) is a finite symmetric positive definite matrix."""
         d = self.group.dim
         checked_call("lagrangian", self.lagrangian, g, (), eta)  # first: the mass matrix is its derivative
-        M = checked_call("the mass matrix ∂²ℓ/∂η²", self.momentum_d_eta, g, (d, d), eta)
+        M = checked_call("the mass matrix ∂²ℓ/∂η²", self.momentum_d_eta, g, (d, d), eta, traced=False)
         require_symmetric_positive_definite(M, d, "the mass matrix ∂²ℓ/∂η² at g0")
 
     def check_velocity(self, g: P, mu: Vector) -> None:

@@ -1,6 +1,5 @@
 """Nonholonomic constraints φ(g, η) = 0 on G × 𝔤, with their derivatives."""
 
-import functools
 from typing import Generic, TypeVar, cast
 
 import jax
@@ -12,12 +11,13 @@ from liemech.groups.base import LieGroup
 from liemech.jax_support import array_method
 from liemech.mechanics.callbacks import check_derivative, checked_call, require_callable
 from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
+from liemech.owned_compilation import OwnsCompiledCode, owned_jit
 from liemech.types import Matrix, OnState, StateFunction, Vector
 
 P = TypeVar("P")
 
 
-class NonholonomicConstraint(Generic[P]):
+class NonholonomicConstraint(OwnsCompiledCode, Generic[P]):
     """φ: G × 𝔤 → Rᵐ (left-trivialised, φ(g, η) = Φ(g, gη)), written with ``jax.numpy``; may be
     nonlinear in η.
 
@@ -76,7 +76,7 @@ class NonholonomicConstraint(Generic[P]):
         """Check φ, ∂φ/∂η and the given derivatives at (g, η) (errors name the callback)."""
         m, d = checked_call("nonholonomic phi", self._returned, g, None, eta).size, group.dim
         if self._d_eta is None:
-            checked_call("∂φ/∂η of nonholonomic phi", self.derivative_eta, g, (m, d), eta)
+            checked_call("∂φ/∂η of nonholonomic phi", self.derivative_eta, g, (m, d), eta, traced=False)
         else:
             check_derivative("nonholonomic d_eta", self._d_eta, self._autodiff_d_eta, g, (m, d), eta)
         if self._d_g is not None:
@@ -84,6 +84,9 @@ class NonholonomicConstraint(Generic[P]):
                              g, (m, d), eta)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
 def _autodiff_d_g(constraint: NonholonomicConstraint[P], group: LieGroup[P], g: P, eta: ArrayLike) -> jax.Array:
-    return trivialised_jacobian(group, lambda x: constraint.phi(x, eta), g)
+    """Trivialised ∂φ/∂g by autodiff, compiled once per constraint and group and kept on the constraint."""
+    def d_g(x: P, v: ArrayLike) -> jax.Array:
+        return trivialised_jacobian(group, lambda y: constraint.phi(y, v), x)
+
+    return owned_jit(constraint, ("d_g", group), d_g)(g, eta)

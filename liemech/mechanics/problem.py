@@ -11,13 +11,15 @@ from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_real, checked_vector
+from liemech.jax_support import require_float64
 from liemech.mechanics.callbacks import checked_call, require_callable
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.sparsity import BodySparsity
-from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian
+from liemech.mechanics.trivialised import derivative_in_eta, trivialised_jacobian, trivialised_jvp
 from liemech.numerics.lu import solve
+from liemech.owned_compilation import owned_jit
 from liemech.types import ForceFunction, Matrix, Vector
 
 P = TypeVar("P")
@@ -65,6 +67,7 @@ class Problem(Generic[P]):
         constraint_tol: SupportsFloat = 1e-10,
         sparsity: BodySparsity | None = None,
     ) -> None:
+        require_float64()
         if not isinstance(system, Lagrangian):
             raise TypeError(f"system must be a Lagrangian (e.g. MechanicalSystem), got {type(system).__name__}")
         group = system.group
@@ -124,8 +127,13 @@ class Problem(Generic[P]):
         see ``consistent_multiplier``."""
         if self.holonomic is None and self.nonholonomic is None:
             return None
-        lam = _compiled_multiplier(self.system, self.holonomic, self.nonholonomic, self.force, self.g0, self.eta0,
-                                   0.0)
+        # Compiled once per system and constraints (kept on the system): problems that share them,
+        # as an ensemble's members or a loop over initial data do, pay milliseconds rather than
+        # op-by-op evaluation of the derivatives.
+        parts = (self.system, self.holonomic, self.nonholonomic, self.force)
+        multiplier = owned_jit(self.system, ("multiplier", *parts[1:]), functools.partial(consistent_multiplier, *parts))
+        lam = multiplier(self.g0, self.eta0, 0.0)
+        assert lam is not None  # there are constraints
         if not np.all(np.isfinite(lam)):
             raise ValueError("the consistent multiplier λ(0) is not finite: the constraint forces are undetermined "
                              "at (g0, eta0) (a constraint's second derivative or the force is not finite there)")
@@ -166,11 +174,12 @@ def consistent_multiplier(system: Lagrangian[P], holonomic: HolonomicConstraint[
     rows, rates = [], []
     if holonomic is not None:
         rows.append(trivialised_jacobian(group, holonomic.phi, g))
-        hessians = trivialised_jacobian(group, lambda x: trivialised_jacobian(group, holonomic.phi, x), g)
-        rates.append(jnp.einsum("a,kab,b->k", eta, hessians, eta))
+        # ηᵀHess_k η as the derivative along η of B(x)η: two directional derivatives, never the
+        # m × dim × dim Hessians (36 GB for a 128-link chain)
+        rates.append(trivialised_jvp(group, lambda x: trivialised_jvp(group, holonomic.phi, x, eta), g, eta))
     if nonholonomic is not None:
         rows.append(derivative_in_eta(nonholonomic.phi, g, eta))
-        rates.append(trivialised_jacobian(group, lambda x: nonholonomic.phi(x, eta), g) @ eta)
+        rates.append(trivialised_jvp(group, lambda x: nonholonomic.phi(x, eta), g, eta))
     D, rate = jnp.concatenate(rows), jnp.concatenate(rates)
     m = D.shape[0]
     solved = jnp.asarray(system.mass_solve(g, eta, jnp.concatenate([D.T, drive[:, None]], axis=1)))
@@ -194,12 +203,6 @@ def constraint_defect(group: LieGroup[P], holonomic: HolonomicConstraint[P] | No
     if nonholonomic is not None:
         defects.append(jnp.max(jnp.abs(nonholonomic.phi(g, eta))) / scale)
     return jnp.max(jnp.stack(defects))
-
-
-# Compiled once per system and constraint (static, hashed by identity): problems that share them,
-# as an ensemble's members or a loop over initial data do, pay milliseconds rather than op-by-op
-# evaluation of the derivatives.
-_compiled_multiplier = jax.jit(consistent_multiplier, static_argnums=(0, 1, 2, 3))
 
 
 def _full_row_rank(J: Matrix, m: int, dim: int, what: str, remedy: str) -> None:

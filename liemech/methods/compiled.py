@@ -230,6 +230,9 @@ def stalled_hint(newton: NewtonOptions) -> str:
         return (f"the residual stalled near round-off above tol = {newton.tol:g}: loosen tol, or use tol=None "
                 "to iterate to round-off")
     if newton.jacobian == "first":
+        return ("the residual stalled near round-off: try NewtonOptions(jacobian='refreshed') or jacobian='every', or "
+                "a larger max_iterations")
+    if newton.jacobian == "refreshed":
         return "the residual stalled near round-off: try NewtonOptions(jacobian='every') or a larger max_iterations"
     return "the residual stalled near round-off: try a larger max_iterations"
 

@@ -26,10 +26,13 @@ from numpy.typing import NDArray
 
 from liemech.groups.base import LieGroup
 from liemech.groups.validation import checked_count, checked_flag
+from liemech.jax_support import require_float64
+from liemech.mechanics.callbacks import check_traced
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
+from liemech.owned_compilation import owned_jit
 from liemech.methods.compiled import CompiledMethod, convergence_error
 from liemech.methods.method import Method
 from liemech.run.integrate import _number_of_steps, checked_step
@@ -178,6 +181,7 @@ def integrate_ensemble(
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
     if not isinstance(method, CompiledMethod):
         raise TypeError(f"{method!r} has no compiled step; integrate_ensemble needs a compiled method such as VPRK")
+    require_float64()
     method.check(problem)
     step_size = checked_step(h)
     n = _number_of_steps(step_size, t_final, n_steps)
@@ -193,6 +197,7 @@ def integrate_ensemble(
     for name, observable in observed.items():
         if not callable(observable):
             raise TypeError(f"observables[{name!r}] must be a function (system, g, mu, eta) -> array")
+    _check_traced(problem, parameters, observed, values)
     _check_consistency(problem, g0s, eta0s, members)
     slots = processes if client is None else max(1, sum(client.nthreads().values()))
     size = min(-(-members // slots), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
@@ -278,6 +283,39 @@ def _members(problem: Problem[P], initial: tuple[P | None, ArrayLike | None] | N
     return g_leaves, etas, values, members
 
 
+def _check_traced(problem: Problem[P], parameters: Sweep[P] | None, observed: Mapping[str, Observable[P]],
+                  values: NDArray[np.float64]) -> None:
+    """Trace the builder and the observables once at the problem's initial point, before anything
+    is compiled: errors name them and say what to change (``check_traced``)."""
+    built: list[object] = []
+
+    def member(row: jax.Array) -> Lagrangian[P]:
+        """The member's system, as ``_Job._member`` builds it."""
+        if parameters is None:
+            return problem.system
+        system = parameters.build(row)
+        built.append(system)
+        return system
+
+    def evaluated(row: jax.Array) -> object:
+        system = member(row)
+        if not (isinstance(system, Lagrangian) and system.group == problem.group):
+            return None  # refused below, by what it returned
+        return system.lagrangian(problem.g0, problem.eta0), system.velocity(problem.g0, problem.mu0)
+
+    if parameters is not None:
+        check_traced("parameters.build (or the system it returns)", evaluated, values[0])
+        if not (isinstance(built[0], Lagrangian) and built[0].group == problem.group):
+            raise ValueError(f"parameters.build must return a Lagrangian on {problem.group!r}, got {built[0]!r}")
+    for name, observable in observed.items():
+        def observed_by_member(row: jax.Array, g: P, mu: jax.Array, eta: jax.Array,
+                               observe: Observable[P] = observable) -> jax.Array:
+            return observe(member(row), g, mu, eta)
+
+        check_traced(f"observables[{name!r}]", observed_by_member, values[0], problem.g0, problem.mu0, problem.eta0,
+                     differentiated=False)
+
+
 def _check_consistency(problem: Problem[P], g_leaves: list[NDArray[np.float64]], etas: NDArray[np.float64],
                        members: int) -> None:
     """Every member's initial data on the problem's constraints, to ``problem.constraint_tol``
@@ -285,8 +323,10 @@ def _check_consistency(problem: Problem[P], g_leaves: list[NDArray[np.float64]],
     those checked at the problem's g₀."""
     if problem.holonomic is None and problem.nonholonomic is None:
         return
-    defect = np.asarray(_compiled_defects(problem.group, problem.holonomic, problem.nonholonomic,
-                                          jax.tree.structure(problem.g0), g_leaves, etas))
+    # Compiled once per group and constraints, kept on the system (freed with it), not per call.
+    parts = (problem.group, problem.holonomic, problem.nonholonomic, jax.tree.structure(problem.g0))
+    defects = owned_jit(problem.system, ("member defects", *parts), functools.partial(_member_defects, *parts))
+    defect = np.asarray(defects([jnp.asarray(leaf) for leaf in g_leaves], jnp.asarray(etas)))
     bad = np.flatnonzero(~(defect <= problem.constraint_tol))
     if bad.size:
         raise ValueError(f"inconsistent initial data of {bad.size} of {members} members (first: member "
@@ -302,10 +342,6 @@ def _member_defects(group: LieGroup[P], holonomic: HolonomicConstraint[P] | None
         return constraint_defect(group, holonomic, nonholonomic, cast(P, jax.tree.unflatten(structure, leaves)), eta)
 
     return jax.vmap(defect)(g_leaves, etas)
-
-
-# Compiled once per group and constraints (static; constraints hashed by identity), not per call.
-_compiled_defects = jax.jit(_member_defects, static_argnums=(0, 1, 2, 3))
 
 
 class _Batch(NamedTuple):
@@ -360,9 +396,7 @@ class _Job(Generic[P]):
         """One member's stored nodes and failure, traced."""
         problem = self.problem
         g0 = cast(P, jax.tree.unflatten(jax.tree.structure(problem.g0), g0_leaves))
-        system = None if self.build is None else self.build(values)
-        if system is not None and (not isinstance(system, Lagrangian) or system.group != problem.group):
-            raise ValueError(f"parameters.build must return a Lagrangian on {problem.group!r}, got {system!r}")
+        system = None if self.build is None else self.build(values)  # checked by _check_traced
         step, march = start_march(problem, self.method, g0, eta0, system, batched=True)
         member_system = problem.system if system is None else system
         h = jnp.asarray(self.h)

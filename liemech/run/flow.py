@@ -17,6 +17,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.validation import checked_count
+from liemech.jax_support import require_float64
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
 from liemech.methods.compiled import CompiledMethod, convergence_error
@@ -68,6 +69,7 @@ class Flow(Generic[P]):
                  system: Lagrangian[P] | None = None) -> FinalState[P]:
         """The final state from g₀ and η₀ (the problem's where omitted), for ``system`` (a system on
         the same group, e.g. with traced parameters; the problem's if omitted)."""
+        require_float64()  # x64 switched off after the flow was made
         problem = self._problem
         given = (g0, eta0)
         if (g0 is not None or eta0 is not None) and not any(
@@ -108,6 +110,7 @@ def flow(problem: Problem[P], method: Method, h: SupportsFloat, n_steps: Support
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
     if not isinstance(method, CompiledMethod):
         raise TypeError(f"{method!r} has no compiled step; flow needs a compiled method such as VPRK")
+    require_float64()
     step, n = checked_step(h), checked_count(n_steps, "n_steps")
     method.check(problem)
     return Flow(problem, method, step, n)

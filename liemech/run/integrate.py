@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.jax_support import require_float64
 from liemech.mechanics.problem import Problem
 from liemech.methods.compiled import REASONS, CompiledMethod, run
 from liemech.methods.method import Method, NodeState
@@ -98,6 +99,7 @@ def integrate(
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
     if not isinstance(method, Method):
         raise TypeError(f"method must be an integrator such as VPRK(lobatto(3)), got {type(method).__name__}")
+    require_float64()  # x64 switched off after the problem was built
     h = checked_step(h)
     n = _number_of_steps(h, t_final, n_steps)
     store_every = checked_count(store_every, "store_every")

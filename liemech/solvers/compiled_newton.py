@@ -46,6 +46,12 @@ class _Loop(NamedTuple):
     norm: jax.Array
     counted: jax.Array
     status: jax.Array
+    stalled: jax.Array  # jacobian="refreshed": the last update contracted too little
+
+
+REFRESH_CONTRACTION = 0.5
+"""``jacobian="refreshed"``: the Jacobian is evaluated again at the iterate whose residual fell by
+less than this factor with the current one."""
 
 
 def solve(
@@ -80,12 +86,10 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
-    first_factors = factor(x0) if options.jacobian == "first" else None
 
-    def body(state: _Loop) -> _Loop:
+    def update(state: _Loop, factors: Any) -> _Loop:
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
-        factors = first_factors if first_factors is not None else factor(state.x)
         dx = solve_with(factors, r)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
@@ -110,12 +114,28 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
             norm=jnp.where(status == Status.DIVERGED, state.previous, norm),
             counted=jnp.where(keep, state.iteration, state.iteration + 1),
             status=status,
+            stalled=norm > REFRESH_CONTRACTION * state.previous,
         )
 
+    def running(state: _Loop) -> jax.Array:
+        return state.status == Status.RUNNING
+
     start = _Loop(x0, jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf), jnp.asarray(0),
-                  jnp.asarray(Status.RUNNING))
-    end: _Loop = jax.lax.while_loop(lambda state: state.status == Status.RUNNING, body, start)
-    return end
+                  jnp.asarray(Status.RUNNING), jnp.asarray(False))
+    if options.jacobian == "every":
+        return jax.lax.while_loop(running, lambda state: update(state, factor(state.x)), start)
+    if options.jacobian == "first":
+        first = factor(x0)
+        return jax.lax.while_loop(running, lambda state: update(state, first), start)
+
+    # Nested loops rather than a conditional refactorisation: under vmap (ensembles, flow) a
+    # conditional becomes a select that would evaluate the Jacobian at every iteration.
+    def simplified(state: _Loop) -> _Loop:
+        factors = factor(state.x)
+        fresh = state._replace(previous=jnp.asarray(jnp.inf), stalled=jnp.asarray(False))
+        return jax.lax.while_loop(lambda s: running(s) & ~s.stalled, lambda s: update(s, factors), fresh)
+
+    return jax.lax.while_loop(running, simplified, start)
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], structure: block_tree.TreeStructure | None) -> tuple[

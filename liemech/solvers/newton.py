@@ -36,12 +36,15 @@ class NewtonOptions:
     iteration, as metis, the code of Kinon, Betsch & Schneider (2023), does (``NewtonOptions.metis()``).
 
     ``jacobian="first"`` (the default) factorises the Jacobian once per step, at the starting
-    guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate."""
+    guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate;
+    ``"refreshed"`` is simplified Newton that re-evaluates it at the iterate whose residual fell by
+    less than half with the current one (a Jacobian per step while the iteration contracts, more
+    where a frozen one would stall)."""
 
     tol: float | None = None
     max_iterations: int = 50
     roundoff_factor: float = 16.0
-    jacobian: Literal["first", "every"] = "first"
+    jacobian: Literal["first", "every", "refreshed"] = "first"
     update_after_check: bool = False
 
     def __post_init__(self) -> None:
@@ -52,8 +55,8 @@ class NewtonOptions:
                                                          requirement="be None or a finite number > 0"))
         object.__setattr__(self, "max_iterations", checked_count(self.max_iterations, "max_iterations"))
         object.__setattr__(self, "roundoff_factor", checked_real(self.roundoff_factor, "roundoff_factor", 0.0))
-        if self.jacobian not in ("first", "every"):
-            raise ValueError(f"jacobian must be 'first' or 'every', got {self.jacobian!r}")
+        if self.jacobian not in ("first", "every", "refreshed"):
+            raise ValueError(f"jacobian must be 'first', 'every' or 'refreshed', got {self.jacobian!r}")
         object.__setattr__(self, "update_after_check", checked_flag(self.update_after_check, "update_after_check"))
 
     @classmethod
