@@ -91,8 +91,9 @@ BUILT_WITH_ARGUMENTS: dict[str, Callable[[], object]] = {
     "SteadyRolling": lambda: RollingDisc().steady(0.3, 1.0).problem(),
     "RollingBody": lambda: RollingBody.rattleback().problem(np.eye(3), np.array([0.3, -0.2, 5.0])),
 }
-# ReducedLagrangeTop is an ODE with no problem; RollingDisc's problem is SteadyRolling's.
-WITHOUT_OWN_PROBLEM = {"ReducedLagrangeTop", "RollingDisc"}
+# ReducedLagrangeTop is an ODE with no problem; RollingDisc's problem is SteadyRolling's; Plane is
+# RollingBody's contact option, not a system (it pickles: tests/test_rolling_plane.py).
+WITHOUT_OWN_PROBLEM = {"ReducedLagrangeTop", "RollingDisc", "Plane"}
 SYSTEMS = [name for name in liemech.systems.__all__ if name not in WITHOUT_OWN_PROBLEM]
 
 

@@ -1,7 +1,8 @@
 """A smooth convex body rolling without slipping on the plane (``RollingBody``): ellipsoids and the
 rattleback, against an independent reference written here: the Newton–Euler equations of a rigid
 body whose contact force, at the closed-form lowest point of the ellipsoid, keeps the material
-contact point at rest, integrated by DOP853 at rtol 1e-12."""
+contact point at rest (or moving with a turntable), integrated by DOP853 at rtol 1e-12. The
+inclined plane and the turntable are tested in tests/test_rolling_plane.py with this reference."""
 
 import math
 from collections.abc import Callable
@@ -37,6 +38,7 @@ RATTLEBACK = RollingBody.rattleback()
 MIRROR = RollingBody.rattleback(-KANE_LEVINSON_MISALIGNMENT)
 RATTLE_R0 = exp_matrix(np.array([0.02, 0.0, 0.0]))
 RATTLE_H = 1e-3
+E3 = np.array([0.0, 0.0, 1.0])
 
 
 @dataclass(frozen=True)
@@ -51,41 +53,56 @@ class Reference:
 
 
 def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.Vector, gravity: float,
-                 R0: lm.Matrix, x0: lm.Vector, omega0: lm.Vector, times: lm.Vector) -> Reference:
-    """The rolling ellipsoid by the Newton–Euler equations in the body frame.
+                 R0: lm.Matrix, x0: lm.Vector, omega0: lm.Vector, times: lm.Vector, *,
+                 normal: lm.Vector = E3, table_spin: float = 0.0) -> Reference:
+    """The rolling ellipsoid by the Newton–Euler equations in the body frame, on the plane through
+    the origin with unit normal n = ``normal`` spinning at Ω_t = ``table_spin`` about it.
 
-    With γ = Rᵀe_z, the lowest point p = −A²γ/√(γᵀA²γ) (the support map in the direction −γ),
-    r = p − c (from the centre of mass) and V = Rᵀẋ: rolling is V = −Ω × r, Newton
-    m(V̇ + Ω × V) = F − m g γ, Euler 𝕀Ω̇ + Ω × 𝕀Ω = r × F. Eliminating the contact force F:
-    (𝕀 − m r̂ r̂) Ω̇ = 𝕀Ω × Ω + m r × (g γ − Ω × ṙ − Ω × (Ω × r)), with γ̇ = γ × Ω and ṙ = ṗ from the
-    derivative of the support map, (A²/ε − A²γγᵀA²/ε³)(−γ̇), ε = √(γᵀA²γ)."""
+    With γ = Rᵀe_z (gravity), ν = Rᵀn (the plane's normal), the lowest point p = −A²ν/√(νᵀA²ν)
+    (the support map in the direction −ν), r = p − c (from the centre of mass) and V = Rᵀẋ: rolling
+    is V + Ω × r = Ω_t ν × P with P = Rᵀx + r the contact point (the material contact point moves
+    with the table, v + ω × ρ = Ω_t n × p_c in space), Newton m(V̇ + Ω × V) = F − m g γ, Euler
+    𝕀Ω̇ + Ω × 𝕀Ω = r × F. Differentiating the rolling condition in space and eliminating F:
+    (𝕀 − m r̂ r̂) Ω̇ = 𝕀Ω × Ω + m r × (g γ − Ω × ṙ − Ω × (Ω × r) + Ω_t ν × (V + Ω × r + ṙ)), with
+    ν̇ = ν × Ω and ṙ = ṗ from the derivative of the support map, (A²/ε − A²ννᵀA²/ε³)(−ν̇),
+    ε = √(νᵀA²ν)."""
     a2, b2, c2 = (float(v) ** 2 for v in semi_axes)
     J = [[float(inertia[i][j]) for j in range(3)] for i in range(3)]
     cx, cy, cz = (float(v) for v in com)
     m, g = float(mass), float(gravity)
+    n1, n2, n3 = (float(v) for v in normal)
+    spin_t = float(table_spin)
 
     def cross(u: tuple[float, float, float], w: tuple[float, float, float]) -> tuple[float, float, float]:
         return u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]
 
     def rates(t: float, y: lm.Vector) -> lm.Vector:
         # Written with Python floats (3-vectors as tuples): DOP853 calls it ~10⁵ times.
-        (R11, R12, R13, R21, R22, R23, R31, R32, R33, _, _, _, w1, w2, w3) = y.tolist()
+        (R11, R12, R13, R21, R22, R23, R31, R32, R33, x1, x2, x3, w1, w2, w3) = y.tolist()
         omega = (w1, w2, w3)
         gamma = (R31, R32, R33)
-        eps = math.sqrt(a2 * R31 * R31 + b2 * R32 * R32 + c2 * R33 * R33)
-        s = (a2 * R31, b2 * R32, c2 * R33)                                   # A²γ
+        nu = (R11 * n1 + R21 * n2 + R31 * n3, R12 * n1 + R22 * n2 + R32 * n3, R13 * n1 + R23 * n2 + R33 * n3)
+        eps = math.sqrt(a2 * nu[0] * nu[0] + b2 * nu[1] * nu[1] + c2 * nu[2] * nu[2])
+        s = (a2 * nu[0], b2 * nu[1], c2 * nu[2])                              # A²ν
         r = (-s[0] / eps - cx, -s[1] / eps - cy, -s[2] / eps - cz)
-        gamma_rate = cross(gamma, omega)
-        # ṙ = (A²/ε − A²γγᵀA²/ε³)(−γ̇)
-        sg = s[0] * gamma_rate[0] + s[1] * gamma_rate[1] + s[2] * gamma_rate[2]
-        r_rate = (-(a2 * gamma_rate[0]) / eps + s[0] * sg / eps**3, -(b2 * gamma_rate[1]) / eps + s[1] * sg / eps**3,
-                  -(c2 * gamma_rate[2]) / eps + s[2] * sg / eps**3)
+        nu_rate = cross(nu, omega)
+        # ṙ = (A²/ε − A²ννᵀA²/ε³)(−ν̇)
+        sg = s[0] * nu_rate[0] + s[1] * nu_rate[1] + s[2] * nu_rate[2]
+        r_rate = (-(a2 * nu_rate[0]) / eps + s[0] * sg / eps**3, -(b2 * nu_rate[1]) / eps + s[1] * sg / eps**3,
+                  -(c2 * nu_rate[2]) / eps + s[2] * sg / eps**3)
         Jw = (J[0][0] * w1 + J[0][1] * w2 + J[0][2] * w3, J[1][0] * w1 + J[1][1] * w2 + J[1][2] * w3,
               J[2][0] * w1 + J[2][1] * w2 + J[2][2] * w3)
         wr = cross(omega, r)
         wwr = cross(omega, wr)
         wrr = cross(omega, r_rate)
-        pull = (g * gamma[0] - wrr[0] - wwr[0], g * gamma[1] - wrr[1] - wwr[1], g * gamma[2] - wrr[2] - wwr[2])
+        # the table: the contact point P = Rᵀx + r moves at Ω_t ν × P, the centre at V = Ω_t ν × P − Ω × r
+        contact = (R11 * x1 + R21 * x2 + R31 * x3 + r[0], R12 * x1 + R22 * x2 + R32 * x3 + r[1],
+                   R13 * x1 + R23 * x2 + R33 * x3 + r[2])
+        carried = cross(nu, contact)
+        V = (spin_t * carried[0] - wr[0], spin_t * carried[1] - wr[1], spin_t * carried[2] - wr[2])
+        drag = cross(nu, (V[0] + wr[0] + r_rate[0], V[1] + wr[1] + r_rate[1], V[2] + wr[2] + r_rate[2]))
+        pull = (g * gamma[0] - wrr[0] - wwr[0] + spin_t * drag[0], g * gamma[1] - wrr[1] - wwr[1] + spin_t * drag[1],
+                g * gamma[2] - wrr[2] - wwr[2] + spin_t * drag[2])
         torque = cross(r, pull)
         gyro = cross(Jw, omega)
         rhs = np.array([gyro[k] + m * torque[k] for k in range(3)])
@@ -93,13 +110,13 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
         # 𝕀 − m r̂ r̂ = 𝕀 + m(|r|² I − r rᵀ)
         lhs = np.array([[J[i][j] + m * ((rr if i == j else 0.0) - r[i] * r[j]) for j in range(3)] for i in range(3)])
         omega_rate = np.linalg.solve(lhs, rhs)
-        # Ṙ = R Ω̂ and ẋ = R V with V = −Ω × r
+        # Ṙ = R Ω̂ and ẋ = R V
         out = np.empty(15)
         out[0:9] = (R12 * w3 - R13 * w2, R13 * w1 - R11 * w3, R11 * w2 - R12 * w1,
                     R22 * w3 - R23 * w2, R23 * w1 - R21 * w3, R21 * w2 - R22 * w1,
                     R32 * w3 - R33 * w2, R33 * w1 - R31 * w3, R31 * w2 - R32 * w1)
-        out[9:12] = (-(R11 * wr[0] + R12 * wr[1] + R13 * wr[2]), -(R21 * wr[0] + R22 * wr[1] + R23 * wr[2]),
-                     -(R31 * wr[0] + R32 * wr[1] + R33 * wr[2]))
+        out[9:12] = (R11 * V[0] + R12 * V[1] + R13 * V[2], R21 * V[0] + R22 * V[1] + R23 * V[2],
+                     R31 * V[0] + R32 * V[1] + R33 * V[2])
         out[12:] = omega_rate
         return out
 
@@ -119,8 +136,10 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
 
 
 def reference_for(body_axes: lm.Vector, body: RollingBody, problem: lm.Problem[Pose], times: lm.Vector) -> Reference:
+    """The reference from the problem's initial data, on the body's plane."""
     (R0, x0), eta0 = problem.g0, problem.eta0
-    return newton_euler(body_axes, body.mass, body.body_inertia, body.com, body.gravity, R0, x0, eta0[:3], times)
+    return newton_euler(body_axes, body.mass, body.body_inertia, body.com, body.gravity, R0, x0, eta0[:3], times,
+                        normal=body.plane.unit_normal, table_spin=body.plane.spin)
 
 
 def constraint_defects(problem: lm.Problem[Pose], sol: lm.Solution[Pose]) -> tuple[float, float]:
@@ -291,6 +310,39 @@ RefusedBody = Callable[[], object]
 def test_bad_bodies_are_refused_by_name(build: RefusedBody, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         build()
+
+
+def cube_support(u: Any) -> Any:
+    """h of the cube [−½, ½]³: every contact is a vertex (or an edge or a face)."""
+    import jax.numpy as jnp
+
+    return 0.5 * jnp.sum(jnp.abs(u))
+
+
+def cylinder_support(u: Any) -> Any:
+    """h of the cylinder of radius 0.4 and half-height 0.3 about e₃: tilted, it stands on its rim
+    (an edge); upright, on its end face (a kink of h)."""
+    import jax.numpy as jnp
+
+    return 0.4 * jnp.sqrt(u[0] ** 2 + u[1] ** 2) + 0.3 * jnp.abs(u[2])
+
+
+CUBE = RollingBody(cube_support, 1.0, 0.1 * np.eye(3), np.zeros(3))
+CYLINDER = RollingBody(cylinder_support, 1.0, 0.1 * np.eye(3), np.zeros(3))
+
+
+@pytest.mark.parametrize(("body", "R0", "radii"), [
+    (CUBE, EGG_R0, r"\[-?0\.0, -?0\.0\]"),                                         # a vertex: both radii 0
+    (CYLINDER, exp_matrix(np.array([0.5, 0.0, 0.0])), r"\[-?0\.0, 0\.834332\]"),   # the rim: 0 and r/sin 0.5
+    (CYLINDER, np.eye(3), r"\[nan, nan\]"),                                        # the end face
+], ids=["vertex", "edge", "face"])
+def test_contact_that_is_not_strictly_convex_is_refused(body: RollingBody, R0: lm.Matrix, radii: str) -> None:
+    """``problem`` refuses, naming ``support`` and giving the principal radii of curvature there, a
+    body whose initial contact is a vertex, an edge or a flat face: the surface must be strictly
+    convex and smooth where it touches the plane (the eigenvalues of ∇²h(d) on d^⊥ positive)."""
+    with pytest.raises(ValueError, match=r"support must describe a smooth, strictly convex surface at the initial "
+                                         rf"contact: the principal radii of curvature .* are {radii}"):
+        body.problem(R0, EGG_OMEGA0)
 
 
 def test_general_support_function_is_checked() -> None:

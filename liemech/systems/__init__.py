@@ -20,6 +20,7 @@ from liemech.systems.reduced_lagrange_top import ReducedLagrangeTop
 from liemech.systems.rolling_ball import RollingBall
 from liemech.systems.rolling_body import RollingBody
 from liemech.systems.rolling_disc import RollingDisc, SteadyRolling
+from liemech.systems.rolling_plane import Plane
 from liemech.systems.spherical_pendulum import SphericalPendulum
 from liemech.systems.vertical_disc import VerticalDisc
 
@@ -40,6 +41,7 @@ __all__ = [
     "LagrangeTop",
     "NonholonomicParticle",
     "Pendulum",
+    "Plane",
     "ReducedLagrangeTop",
     "RollingBall",
     "RollingBody",

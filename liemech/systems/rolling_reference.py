@@ -1,11 +1,13 @@
-"""Reference solutions of a rigid body rolling without slipping on the plane z = 0, by DOP853 on
-the Newton–Euler equations (independent of liemech's variational machinery):
+"""Reference solutions of a rigid body rolling without slipping on a plane, by DOP853 on the
+Newton–Euler equations (independent of liemech's variational machinery):
 
     Ṙ = R Ω̂,   ẋ = v,   m v̇ = F − m g e_z,   𝕀 Ω̇ = 𝕀Ω × Ω + Rᵀ(ρ × F),
 
-with ρ(R) the vector from the centre of mass to the contact point and the contact force F fixed
-by the derivative of the rolling condition v + ω × ρ = 0 (ω = RΩ, all three components):
-v̇ + (RΩ̇) × ρ + ω × ρ̇ = 0. That is nine linear equations for (Ω̇, v̇, F) at every instant."""
+with ρ(R) the vector from the centre of mass to the contact point p_c = x + ρ and the contact
+force F fixed by the derivative of the rolling condition: the material contact point moves with
+the plane, v + ω × ρ = W p_c (ω = RΩ, all three components; W = Ω_t n̂ for a plane spinning at
+Ω_t about its normal n through the origin, W = 0 for a plane at rest). Differentiated,
+v̇ + (RΩ̇) × ρ + ω × ρ̇ = W(v + ρ̇): nine linear equations for (Ω̇, v̇, F) at every instant."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,10 +39,13 @@ the motion (the geometric contact point, not a material point)."""
 
 
 def rolling_reference(mass: float, inertia: Matrix, gravity: float, contact: Contact, R0: Matrix, x0: Vector,
-                      omega0: Vector, v0: Vector, times: Vector) -> RollingTrajectory:
-    """The rolling motion at ``times`` from DOP853 with rtol 1e-13, atol 1e-14."""
+                      omega0: Vector, v0: Vector, times: Vector, *,
+                      table_rate: Matrix | None = None) -> RollingTrajectory:
+    """The rolling motion at ``times`` from DOP853 with rtol 1e-13, atol 1e-14; ``table_rate`` is
+    W, the plane's velocity field w(p) = W p (None: a plane at rest)."""
+    W = np.zeros((3, 3)) if table_rate is None else np.asarray(table_rate, dtype=np.float64)
 
-    def accelerations(R: Matrix, omega: Vector) -> tuple[Vector, Vector, Vector]:
+    def accelerations(R: Matrix, omega: Vector, v: Vector) -> tuple[Vector, Vector, Vector]:
         rho, rho_rate = contact(R, R @ omega)
         system = np.zeros((9, 9))
         system[:3, :3] = inertia
@@ -49,13 +54,13 @@ def rolling_reference(mass: float, inertia: Matrix, gravity: float, contact: Con
         system[3:6, 6:] = -np.eye(3)
         system[6:, :3] = -skew(rho) @ R
         system[6:, 3:6] = np.eye(3)
-        rhs = np.concatenate([cross(inertia @ omega, omega), -mass * gravity * E3, -cross(R @ omega, rho_rate)])
+        rhs = np.concatenate([cross(inertia @ omega, omega), -mass * gravity * E3, -cross(R @ omega, rho_rate) + W @ (v + rho_rate)])
         solution = np.linalg.solve(system, rhs)
         return solution[:3], solution[3:6], solution[6:]
 
     def rhs(t: float, y: Vector) -> Vector:
         R, omega, v = y[:9].reshape(3, 3), y[12:15], y[15:]
-        omega_rate, v_rate, _ = accelerations(R, omega)
+        omega_rate, v_rate, _ = accelerations(R, omega, v)
         return np.concatenate([(R @ skew(omega)).ravel(), v, omega_rate, v_rate])
 
     y0 = np.concatenate([R0.ravel(), x0, omega0, v0])
@@ -65,5 +70,5 @@ def rolling_reference(mass: float, inertia: Matrix, gravity: float, contact: Con
         raise RuntimeError(f"reference solution failed: {solution.message}")
     states = solution.y.T
     Rs = [row[:9].reshape(3, 3) for row in states]
-    forces = np.array([accelerations(R, row[12:15])[2] for R, row in zip(Rs, states)])
+    forces = np.array([accelerations(R, row[12:15], row[15:])[2] for R, row in zip(Rs, states)])
     return RollingTrajectory(Rs, states[:, 9:12].copy(), states[:, 12:15].copy(), states[:, 15:].copy(), forces)
