@@ -43,12 +43,14 @@ E3 = np.array([0.0, 0.0, 1.0])
 
 @dataclass(frozen=True)
 class Reference:
-    """Newton–Euler states at the requested times, and the first zero of the vertical spin."""
+    """Newton–Euler states and contact forces at the requested times, and the first zero of the
+    vertical spin."""
 
     t: lm.Vector
     R: lm.Tensor
     x: lm.Matrix
     omega: lm.Matrix
+    force: lm.Matrix          # the contact force on the body, in space
     reversal: float | None
 
 
@@ -65,7 +67,8 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
     𝕀Ω̇ + Ω × 𝕀Ω = r × F. Differentiating the rolling condition in space and eliminating F:
     (𝕀 − m r̂ r̂) Ω̇ = 𝕀Ω × Ω + m r × (g γ − Ω × ṙ − Ω × (Ω × r) + Ω_t ν × (V + Ω × r + ṙ)), with
     ν̇ = ν × Ω and ṙ = ṗ from the derivative of the support map, (A²/ε − A²ννᵀA²/ε³)(−ν̇),
-    ε = √(νᵀA²ν)."""
+    ε = √(νᵀA²ν). With "pull" the bracket, this is Euler's equation with the contact force
+    F = m(pull − Ω̇ × r) in the body frame (R F in space, ``Reference.force``; m g e_z at rest)."""
     a2, b2, c2 = (float(v) ** 2 for v in semi_axes)
     J = [[float(inertia[i][j]) for j in range(3)] for i in range(3)]
     cx, cy, cz = (float(v) for v in com)
@@ -76,7 +79,8 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
     def cross(u: tuple[float, float, float], w: tuple[float, float, float]) -> tuple[float, float, float]:
         return u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]
 
-    def rates(t: float, y: lm.Vector) -> lm.Vector:
+    def motion(y: lm.Vector) -> tuple[lm.Vector, tuple[float, float, float], tuple[float, float, float]]:
+        """(ẏ, r, pull): the contact force is F = m(pull − Ω̇ × r) in the body frame."""
         # Written with Python floats (3-vectors as tuples): DOP853 calls it ~10⁵ times.
         (R11, R12, R13, R21, R22, R23, R31, R32, R33, x1, x2, x3, w1, w2, w3) = y.tolist()
         omega = (w1, w2, w3)
@@ -118,7 +122,16 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
         out[9:12] = (R11 * V[0] + R12 * V[1] + R13 * V[2], R21 * V[0] + R22 * V[1] + R23 * V[2],
                      R31 * V[0] + R32 * V[1] + R33 * V[2])
         out[12:] = omega_rate
-        return out
+        return out, r, pull
+
+    def rates(t: float, y: lm.Vector) -> lm.Vector:
+        return motion(y)[0]
+
+    def contact_force(y: lm.Vector) -> lm.Vector:
+        """R m(pull − Ω̇ × r): Newton's m(V̇ + Ω × V) + m g γ with the rolling V̇, in space."""
+        out, r, pull = motion(y)
+        force: lm.Vector = y[:9].reshape(3, 3) @ (m * (np.array(pull) - np.cross(out[12:], r)))
+        return force
 
     def spin(t: float, y: lm.Vector) -> float:
         return float(y[6:9] @ y[12:])
@@ -132,7 +145,7 @@ def newton_euler(semi_axes: lm.Vector, mass: float, inertia: lm.Matrix, com: lm.
     crossings = solution.t_events[0]
     y = solution.y.T
     return Reference(solution.t, y[:, :9].reshape(-1, 3, 3), y[:, 9:12], y[:, 12:],
-                     float(crossings[0]) if crossings.size else None)
+                     np.array([contact_force(state) for state in y]), float(crossings[0]) if crossings.size else None)
 
 
 def reference_for(body_axes: lm.Vector, body: RollingBody, problem: lm.Problem[Pose], times: lm.Vector) -> Reference:
@@ -148,6 +161,17 @@ def constraint_defects(problem: lm.Problem[Pose], sol: lm.Solution[Pose]) -> tup
     points = sol.points()
     return (max(float(np.max(np.abs(problem.holonomic.value(g)))) for g in points),
             max(float(np.max(np.abs(problem.nonholonomic.value(g, eta)))) for g, eta in zip(points, sol.eta)))
+
+
+def constraint_force(problem: lm.Problem[Pose], g: Pose, eta: lm.Vector, lam: lm.Vector) -> lm.Vector:
+    """[B(g); ∂φ/∂η(g, η)]ᵀλ, the constraint force in μ̇ = ad*_η μ + f + Bᵀλ (holonomic rows first, as
+    ``sol.lam`` stores them), in the coordinates of (Ω, v): the contact torque about the centre of
+    mass in the body frame, then the contact force in space (v = ẋ)."""
+    assert problem.holonomic is not None and problem.nonholonomic is not None
+    rows = np.concatenate([problem.holonomic.trivialised_jacobian(problem.group, g),
+                           problem.nonholonomic.derivative_eta(g, eta)])
+    force: lm.Vector = rows.T @ lam
+    return force
 
 
 @pytest.fixture(scope="module")
@@ -174,23 +198,39 @@ def test_reference_keeps_energy_and_contact(egg_reference: Reference) -> None:
     assert abs(lowest) <= 1e-11
 
 
+def test_contact_force_of_a_body_at_rest() -> None:
+    """An ellipsoid at rest on its lowest point with its centre of mass on the vertical axis above
+    it: the multiplier λ(0) gives the constraint force (0, 0, 0 | 0, 0, m g) (no torque, the weight
+    carried by the plane), and so does the reference's contact force, constant in time."""
+    body = RollingBody.ellipsoid(EGG_AXES, 2.0, EGG_INERTIA, (0.0, 0.0, -0.12), gravity=1.5)
+    problem = body.problem(np.eye(3), np.zeros(3))
+    assert problem.lam0 is not None
+    force = constraint_force(problem, problem.g0, problem.eta0, problem.lam0)
+    assert np.max(np.abs(force - [0.0, 0.0, 0.0, 0.0, 0.0, 3.0])) <= 1e-14, force
+    reference = reference_for(EGG_AXES, body, problem, np.array([0.0, 1.0]))
+    assert np.max(np.abs(reference.force - [0.0, 0.0, 3.0])) <= 1e-14, reference.force
+
+
 def test_library_reference_agrees(egg_reference: Reference) -> None:
     """``RollingBody.reference`` (DOP853 on the shared rolling Newton–Euler equations, the contact
-    point and its rate from autodiff of the support function) agrees with the one written here."""
+    point and its rate from autodiff of the support function) agrees with the one written here,
+    the contact force included."""
     library = EGG.reference(EGG.problem(EGG_R0, EGG_OMEGA0), np.array([0.0, 2.0]))
     assert np.max(np.abs(library.R[-1] - egg_reference.R[-1])) <= 1e-10
     assert np.max(np.abs(library.x[-1] - egg_reference.x[-1])) <= 1e-10
     assert np.max(np.abs(library.omega[-1] - egg_reference.omega[-1])) <= 1e-10
+    assert np.max(np.abs(library.force - egg_reference.force)) <= 1e-10
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stages", [2, 3, 4])
 def test_order_and_constraints_against_newton_euler(stages: int, egg_reference: Reference) -> None:
-    """Lobatto-s on the tumbling egg, T = 2, h = 0.1 … 0.0125: R, x and Ω converge to the Newton–Euler
-    reference with order 2s − 2, and at every node the contact height Φ and the rolling condition
-    φ hold to round-off; the public views have the documented shapes."""
+    """Lobatto-s on the tumbling egg, T = 2, h = 0.1 … 0.0125: R, x, Ω and the contact force (the
+    translational block of [B; ∂φ/∂η]ᵀλ at the last node, λ = λ(g_k, η_k) with both constraints)
+    converge to the Newton–Euler reference with order 2s − 2, and at every node the contact height
+    Φ and the rolling condition φ hold to round-off; the public views have the documented shapes."""
     problem, steps = EGG.problem(EGG_R0, EGG_OMEGA0), [0.1, 0.05, 0.025, 0.0125]
-    pose_errors, omega_errors = [], []
+    pose_errors, omega_errors, force_errors = [], [], []
     for h in steps:
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(stages)), h=h, t_final=2.0)
         R, omega, contact = EGG.orientation(sol), EGG.angular_velocity(sol), EGG.contact_point(sol)
@@ -198,11 +238,14 @@ def test_order_and_constraints_against_newton_euler(stages: int, egg_reference: 
         pose_errors.append(max(float(np.max(np.abs(R[-1] - egg_reference.R[-1]))),
                                float(np.max(np.abs(sol.g[1][-1] - egg_reference.x[-1])))))
         omega_errors.append(float(np.max(np.abs(omega[-1] - egg_reference.omega[-1]))))
+        assert sol.lam is not None
+        force = constraint_force(problem, sol.point(-1), sol.eta[-1], sol.lam[-1])[3:]
+        force_errors.append(float(np.max(np.abs(force - egg_reference.force[-1]))))
         height, slip = constraint_defects(problem, sol)
         assert height <= 2e-15 and slip <= 5e-15, (height, slip)
         assert float(np.max(np.abs(contact[:, 2]))) <= 2e-15
     expected = 2 * stages - 2
-    for errors in (pose_errors, omega_errors):
+    for errors in (pose_errors, omega_errors, force_errors):
         order = estimate_order(steps, errors, plateau=1e-12).slope
         assert expected - 0.2 <= order <= expected + 0.3, (errors, order)
 

@@ -134,13 +134,14 @@ def test_inconsistent_initial_states_are_refused() -> None:
 def test_library_reference_agrees_on_an_inclined_turntable() -> None:
     """``RollingBody.reference`` (the library's rolling Newton–Euler equations with the table's
     velocity field, autodiff contact geometry) agrees with the one written in
-    tests/test_rolling_body.py on an inclined, spinning plane, T = 1."""
+    tests/test_rolling_body.py on an inclined, spinning plane, T = 1, the contact force included."""
     problem = TILTED_EGG.problem(EGG_R0, EGG_OMEGA0, at=ON_TILTED_TABLE)
     times = np.array([0.0, 1.0])
     library, ours = TILTED_EGG.reference(problem, times), reference_for(EGG_AXES, TILTED_EGG, problem, times)
     assert np.max(np.abs(library.R[-1] - ours.R[-1])) <= 1e-10
     assert np.max(np.abs(library.x[-1] - ours.x[-1])) <= 1e-10
     assert np.max(np.abs(library.omega[-1] - ours.omega[-1])) <= 1e-10
+    assert np.max(np.abs(library.force - ours.force)) <= 1e-10
 
 
 @pytest.mark.slow
