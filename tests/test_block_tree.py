@@ -110,19 +110,31 @@ def test_solve_matches_numpy(case: str) -> None:
     parents, sizes, assigned = CASES[case]
     system = tree_system(parents, sizes, assigned, seed=len(case))
     structure = analysed(system)
-    np.testing.assert_array_equal(structure.parent, parents)  # labels increase from parent to child
+    assert edges(structure.parent) == edges(np.asarray(parents))  # the same tree, rooted at its centre
     np.testing.assert_array_equal(dense_of(blocks_of(system.matrix, structure), structure), system.matrix)
     r = np.random.default_rng(1).standard_normal(system.labels.size)
     x = tree_solve(tree_factor(blocks_of(system.matrix, structure), structure), jnp.asarray(r), structure)
     assert_solves(system.matrix, r, np.asarray(x))
 
 
-def test_any_body_may_be_the_root() -> None:
-    """Labels in shuffled order root the chain at an inner body; elimination runs from both ends."""
+def edges(parent: Ints) -> set[frozenset[int]]:
+    """A forest's edges, whichever way it is rooted."""
+    return {frozenset((int(i), int(p))) for i, p in enumerate(parent) if p >= 0}
+
+
+def test_trees_are_rooted_at_their_centres() -> None:
+    """A chain of N bodies, whatever its labels, is rooted at a middle body: ⌊N/2⌋ + 1 levels of
+    two blocks, eliminated from both ends; so is each chain of a forest."""
     order = [4, 2, 0, 5, 1, 3]
     system = tree_system([-1, 0, 1, 2, 3, 4], [3, 4, 2, 3, 3, 2], [False] * 6, seed=3, label_of=lambda i: order[i])
     structure = analysed(system)
-    assert structure.levels.shape == (4, 2)  # the body labelled 0 is third of six
+    assert structure.levels.shape == (4, 2)
+    assert min(structure.parent[order[2]], structure.parent[order[3]]) < 0  # a middle one of six is the root
+    for bodies in (7, 64):
+        chain = tree_structure(chain_pattern(bodies, 1), np.arange(bodies))
+        assert chain is not None and chain.levels.shape == (bodies // 2 + 1, 2)
+    forest = analysed(tree_system(*CASES["forest of two chains"], seed=4))
+    assert forest.levels.shape == (2, 4) and np.count_nonzero(forest.parent < 0) == 2
     r = np.random.default_rng(2).standard_normal(system.labels.size)
     x = tree_solve(tree_factor(blocks_of(system.matrix, structure), structure), jnp.asarray(r), structure)
     assert_solves(system.matrix, r, np.asarray(x))
@@ -173,7 +185,8 @@ def test_colouring_is_valid_and_its_count_independent_of_the_chain_length() -> N
         structure = analysed(system)
         colours, count = column_colours(structure)
         assert_valid_colouring(system.matrix != 0, colours, count)
-        np.testing.assert_array_equal(colours, column_colours(system.matrix != 0)[0])
+        by_body = structure.index[structure.index < structure.size]  # the columns coloured body by body
+        np.testing.assert_array_equal(colours[by_body], column_colours((system.matrix != 0)[:, by_body])[0])
 
 
 def chain_residual(bodies: int) -> tuple[Callable[[jax.Array], jax.Array], Ints]:

@@ -66,6 +66,13 @@ class Rn(LieGroup[Vector]):
         expect_shape(xi, (self._n,), "xi")
         return jnp.zeros((self._n, self._n))
 
+    @array_method
+    def Ad_star(self, g: Vector, mu: VectorLike) -> jax.Array:
+        """μ (Ad = I), without the product with the dense identity, which XLA does not remove."""
+        expect_shape(g, (self._n,), "g")
+        expect_shape(mu, (self._n,), "mu")
+        return jnp.asarray(mu, dtype=float)
+
     def check_point(self, g: object, name: str = "g") -> Vector:
         return checked_vector(g, self._n, name)
 
@@ -105,3 +112,29 @@ class TranslationRetraction(Retraction[Vector]):
         expect_shape(xi, (self._group.dim,), "xi")
         expect_shape(eta, (self._group.dim,), "eta")
         return jnp.zeros((self._group.dim, self._group.dim))
+
+    # dτ = I and ddτ = 0 applied without the dense matrices: XLA does not remove products with
+    # identity or zero matrices, and a translation factor of a product group (the centres of mass
+    # of ``liemech.multibody``) would cost (dim)² per stage and per Newton tangent.
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, v: VectorLike) -> jax.Array:
+        """v."""
+        expect_shape(xi, (self._group.dim,), "xi")
+        expect_shape(v, (self._group.dim,), "v")
+        return jnp.asarray(v, dtype=float)
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """μ."""
+        expect_shape(xi, (self._group.dim,), "xi")
+        expect_shape(mu, (self._group.dim,), "mu")
+        return jnp.asarray(mu, dtype=float)
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """0."""
+        expect_shape(xi, (self._group.dim,), "xi")
+        expect_shape(eta, (self._group.dim,), "eta")
+        expect_shape(mu, (self._group.dim,), "mu")
+        return jnp.zeros(self._group.dim)

@@ -1,7 +1,11 @@
 """Linear solves in O(number of blocks) for Jacobians whose block sparsity is a tree (a forest).
 
 The unknowns are grouped into blocks, one per body of a mechanism; a joint's multipliers go with
-the child body. Block i couples only to its parent p(i) and its children, so that
+the body they are labelled with or, unlabelled, with the child body (the joint's body farther from
+the smallest label of its tree). Each tree is then rooted at its centre, the middle of a longest
+path, where it is least deep: each level is a sequential step of the factorisation and of every
+solve, and a chain of N bodies has ⌊N/2⌋ + 1 levels instead of the N it has rooted at its first
+body. Block i couples only to its parent p(i) and its children, so that
 
     A_ii = D_i,   A_{i,p(i)} = U_i,   A_{p(i),i} = L_i,   every other block zero.
 
@@ -15,8 +19,11 @@ then forward substitution leaves → roots and back substitution roots → leave
 
 Each S_i is factored by LU with partial pivoting, which the indefinite KKT blocks need (the
 multiplier unknowns have zero diagonal sub-blocks). There is no pivoting across blocks: every S_i
-must be regular. It is when each body with its own joint's multipliers forms a regular block, as
-for a mechanism whose child body alone can satisfy its joint.
+must be regular. S_i is the Schur complement of the subtree of i (i and the blocks below it), so
+it is when each subtree's block is: for a mechanism whose joints' multipliers go with their child
+bodies (away from the world), a subtree on the world's side of the root carries only joints among
+its own bodies and to the world, and one beyond it also the joint to its parent, which its top
+body alone can satisfy.
 
 Blocks are padded to one size b (identity on the padded diagonal, zero couplings) and processed
 level by level, deepest first, in ``lax.scan``: the blocks of one level together, each level
@@ -112,22 +119,21 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> Tre
     parent, depth = np.full(nb, -1), np.full(nb, -1)
     for start in range(nb):  # smallest label first: it roots its component
         if depth[start] < 0:
-            depth[start], queue = 0, [start]
-            for i in queue:
-                for j in adjacent[i]:
-                    if depth[j] < 0:
-                        parent[j], depth[j] = i, depth[i] + 1
-                        queue.append(j)
+            _search(adjacent, start, parent, depth)
     if len(edges) != np.count_nonzero(parent >= 0):  # a forest has one edge per body but the roots
         return None
     for u, near in zip(unassigned, touched):
         if near.size == 0:
             return None
-        # near is a clique of an acyclic graph: one body or a parent and its child, so the deepest is unique.
+        # near is a clique of an acyclic graph: one body or a parent and its child, so the deepest
+        # (from the smallest label, the joint's child) is unique.
         block[u] = near[np.argmax(depth[near])]
     a, c = block[rows], block[cols]
     if not np.all((a == c) | (parent[a] == c) | (parent[c] == a)):
         return None
+    roots, depth[:] = np.flatnonzero(parent < 0), -1
+    for root in roots:  # the same trees, rooted at their centres
+        _search(adjacent, _centre(adjacent, int(root), parent, depth), parent, depth)
 
     sizes = np.bincount(block, minlength=nb)
     b = int(sizes.max())
@@ -144,7 +150,11 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> Tre
     for d in range(levels.shape[0]):
         members = np.flatnonzero(depth == levels.shape[0] - 1 - d)
         levels[d, :members.size] = members
-    colours, count = column_colours(pattern)
+    # Body by body: a refined pattern (one kind of unknown absent from some rows) then takes fewer
+    # colours than in the unknowns' order, which runs through every body's unknowns of one kind first.
+    by_body = np.argsort(block, kind="stable")
+    colours, count = column_colours(pattern[:, by_body])
+    colours = colours[np.argsort(by_body)]
 
     def gather(row: Indices, col: Indices) -> Indices:
         i, k = np.minimum(row[:, :, None], n - 1), np.minimum(col[:, None, :], n - 1)
@@ -156,6 +166,31 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> Tre
         position=block * b + slot, levels=levels, level_parents=np.append(parent_or_dummy, nb)[levels],
         diagonal_gather=gather(index, index), upper_gather=gather(index, parents_index),
         lower_gather=gather(parents_index, index), padding=np.eye(b) * (index == n)[:, :, None])
+
+
+def _search(adjacent: list[list[int]], root: int, parent: Indices, depth: Indices) -> list[int]:
+    """Breadth-first search of ``root``'s component, whose ``depth`` must be −1: sets its bodies'
+    ``parent`` (−1 for the root) and ``depth``, and returns them in the order found."""
+    parent[root], depth[root], queue = -1, 0, [root]
+    for i in queue:
+        for j in adjacent[i]:
+            if depth[j] < 0:
+                parent[j], depth[j] = i, depth[i] + 1
+                queue.append(j)
+    return queue
+
+
+def _centre(adjacent: list[list[int]], start: int, parent: Indices, depth: Indices) -> int:
+    """The middle of a longest path of ``start``'s tree, whose ``depth`` must be −1, by two
+    searches, each from the body found last by the one before (the farthest); ``parent`` and
+    ``depth`` serve as scratch and are left −1 on the tree's depths."""
+    component = _search(adjacent, start, parent, depth)
+    depth[component] = -1
+    path = [_search(adjacent, component[-1], parent, depth)[-1]]
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
+    depth[component] = -1
+    return path[len(path) // 2]
 
 
 def column_colours(pattern: TreeStructure | NDArray[np.bool_]) -> tuple[Indices, int]:

@@ -278,7 +278,7 @@ class VPRKEquations(Generic[P]):
         close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r, ν_k (the unknown
         momentum at the step's end, see ``_stages``) and its equation that of coordinate k. None where the
         dense Jacobian costs no more than twice as many directional derivatives as the tree's (a
-        chain of up to 6 bodies): there the tree's corrections and level loop cost more than they save,
+        chain of up to 5 bodies): there the tree's corrections and level loop cost more than they save,
         and compile twice as long."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
