@@ -222,6 +222,13 @@ def evenly(run: Run, count: int, until: float) -> list[int]:
     return sorted({int(np.argmin(np.abs(run.t - t))) for t in np.linspace(0.0, until, count)})
 
 
+def errors(axes: dict[str, "Axes"], run: Run, energy0: str, residual_title: str) -> None:
+    """The energy error and the constraint residual of a conservative run, on log scales."""
+    on_log_scale(axes["energy"], run.t, np.abs(run.energy - run.energy[0]), f"energy error (E0 = {energy0} J)",
+                 "|E − E0| (J)")
+    on_log_scale(axes["residual"], run.t, run.residual, residual_title, "max |Φ| (m, rad)", epsilon=True)
+
+
 def save(fig: "Figure", name: str) -> Path:
     import matplotlib.pyplot as plt
 
@@ -239,10 +246,7 @@ def draw_chain(run: Run) -> Path:
     axes["left"].set_ylim(top=0.22 * LINKS * LENGTH)       # room for the legend above the hinge
     angles(axes["angles"], run, {"hinge 1 (top)": 0, f"hinge {LINKS // 2 + 1}": LINKS // 2,
                                  f"hinge {LINKS} (bottom)": LINKS - 1}, "joint angles (relative to the parent)")
-    on_log_scale(axes["energy"], run.t, np.abs(run.energy - run.energy[0]),
-                 f"energy error (E0 = {run.energy[0]:.1f} J)", "|E − E0| (J)")
-    on_log_scale(axes["residual"], run.t, run.residual, "joint residual (5 rows per hinge)", "max |Φ| (m, rad)",
-                 epsilon=True)
+    errors(axes, run, f"{run.energy[0]:.1f}", "joint residual (5 rows per hinge)")
     return save(fig, "multibody_chain")
 
 
@@ -254,10 +258,7 @@ def draw_four_bar(run: Run) -> Path:
               pivots=(0.0, SPAN), legend={"loc": "lower center", "ncol": 3})
     axes["left"].set_ylim(-0.95, 0.1)
     angles(axes["angles"], run, {"crank": 0, "rocker": 1}, "crank and rocker angles (equal in a parallelogram)")
-    on_log_scale(axes["energy"], run.t, np.abs(run.energy - run.energy[0]),
-                 f"energy error (E0 = {run.energy[0]:.2f} J)", "|E − E0| (J)")
-    on_log_scale(axes["residual"], run.t, run.residual, "residual of the joints and the loop", "max |Φ| (m, rad)",
-                 epsilon=True)
+    errors(axes, run, f"{run.energy[0]:.2f}", "residual of the joints and the loop")
     return save(fig, "multibody_four_bar")
 
 
