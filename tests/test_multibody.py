@@ -16,6 +16,7 @@ from scipy.integrate import simpson, solve_ivp
 import liemech as lm
 from liemech.methods.method import NodeState
 from liemech.methods.vprk.scheme import VPRKEquations
+from liemech.methods.vprk.step_pattern import step_entries, step_labels, step_tree
 from liemech.multibody import Body, Joint, Model, from_urdf, pose
 from liemech.solvers import compiled_newton
 from liemech.testing import estimate_order
@@ -177,14 +178,14 @@ CHAIN = chain(4)
 def test_tree_newton_update_is_the_dense_one() -> None:
     """The step's Jacobian (with the momentum at the step's end among the unknowns) vanishes
     outside the block tree of the chain's bodies and the entries of its kinds of rows and
-    unknowns that ``stacked_tree`` leaves out, and Newton's update from the tree (3 colours of
+    unknowns that ``step_entries`` leaves out, and Newton's update from the tree (3 colours of
     directional derivatives, factorised body by body) agrees with the dense solve J⁻¹r of the whole
     Jacobian (jax.jacfwd, numpy's LU) at an iterate off the solution, on an 8-link chain."""
     problem = chain(8).problem(np.linspace(0.5, -0.3, 8), np.linspace(1.0, -0.5, 8))
     equations = VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)
     assert problem.sparsity is not None
     sparsity = problem.sparsity
-    tree = sparsity.stacked_tree(2, momenta=True)
+    tree = step_tree(sparsity, 2)
     assert tree is not None
     carry = equations.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
 
@@ -195,9 +196,8 @@ def test_tree_newton_update_is_the_dense_one() -> None:
     factor, update = compiled_newton._linear_algebra(residual, tree)
     by_tree = np.asarray(jax.jit(lambda x: update(factor(x), residual(x)))(x))
     jacobian = np.asarray(jax.jit(jax.jacfwd(residual))(x))
-    labels = np.concatenate([np.tile(sparsity.coordinate_body, 2), np.tile(sparsity.row_body, 2),
-                             sparsity.coordinate_body])
-    assert np.max(np.abs(jacobian[~(sparsity.coupled(labels) & sparsity._step_entries(2))])) == 0.0
+    pattern = sparsity.coupled(step_labels(sparsity, 2)) & step_entries(sparsity, 2)
+    assert np.max(np.abs(jacobian[~pattern])) == 0.0
     dense = np.linalg.solve(jacobian, np.asarray(jax.jit(residual)(x)))
     assert np.max(np.abs(by_tree - dense)) < 1e-9 * np.max(np.abs(dense))
 

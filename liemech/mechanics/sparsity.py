@@ -49,40 +49,12 @@ class BodySparsity:
         result: NDArray[np.bool_] = adjacent[labels[:, None], labels[None, :]]
         return result
 
-    def stacked_tree(self, copies: int, momenta: bool = False) -> TreeStructure | None:
-        """The block tree of a square system whose unknowns (and equations) are ``copies`` stacked
-        copies of the coordinates followed by as many of the rows (a step with that many stages),
-        and, with ``momenta``, one more copy of the coordinates (the momentum ν at the step's end),
-        each labelled with its body; None if the couplings are no tree. Analysed once per layout:
-        ``integrate`` asks again at every call.
-
-        With ``momenta`` the system is VPRK's step on the block-tree path, whose equations are the
-        momentum rows (copies of the coordinates), the constraint rows at the later stages and the
-        tangency (copies of the rows) and ν's closure ν = μ_{k+1} (a copy of the coordinates), and
-        entries that vanish whatever the bodies are left out too: multipliers in the constraint
-        rows and the tangency, ν in the constraint rows, in the momentum rows but its own body's
-        (through dτ(ξ)ᵀν, body by body) and in its closure but its own coordinate's. The Jacobian
-        then takes fewer directional derivatives (30 rather than 36 for a chain of heavy tops with
-        Lobatto-3, 72 rather than 84 for a chain of links with Lobatto-2)."""
-        cache: dict[tuple[int, bool], TreeStructure | None] = self.__dict__.setdefault("_trees", {})
-        if (copies, momenta) not in cache:
-            blocks = [np.tile(self.coordinate_body, copies), np.tile(self.row_body, copies)]
-            labels = np.concatenate(blocks + [self.coordinate_body] * momenta)
-            pattern = self.coupled(labels)
-            if momenta:
-                pattern &= self._step_entries(copies)
-            cache[copies, momenta] = tree_structure(pattern, labels)
-        return cache[copies, momenta]
-
-    def _step_entries(self, copies: int) -> NDArray[np.bool_]:
-        """Where VPRK's step Jacobian (the layout of ``stacked_tree`` with momenta) may be nonzero
-        whatever the bodies couple. Rows and columns share their ranges: the momentum rows and H,
-        the constraint rows with the tangency and Λ, ν's closure and ν."""
-        n, m = self.coordinate_body.size, self.row_body.size
-        rows, end = slice(copies * n, copies * (n + m)), copies * (n + m)
-        entries = np.ones((end + n, end + n), dtype=bool)
-        entries[rows, rows] = False
-        entries[copies * n:end - m, end:] = False
-        entries[:copies * n, end:] = np.tile(self.coordinate_body[:, None] == self.coordinate_body[None, :], (copies, 1))
-        entries[end:, end:] = np.eye(n, dtype=bool)
-        return entries
+    def tree(self, labels: Labels, entries: NDArray[np.bool_] | None = None) -> TreeStructure | None:
+        """The block tree of a square system whose unknowns (and equations) carry the bodies
+        ``labels``, nonzero only where the bodies couple and, if given, ``entries`` (what vanishes
+        whatever the bodies, known to the method that lays the system out); None if the couplings
+        are no tree."""
+        pattern = self.coupled(labels)
+        if entries is not None:
+            pattern &= entries
+        return tree_structure(pattern, labels)

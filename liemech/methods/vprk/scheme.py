@@ -81,6 +81,7 @@ from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp, vjp_
 from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
+from liemech.methods.vprk.step_pattern import step_tree
 from liemech.numerics import block_tree
 from liemech.solvers import compiled_newton
 from liemech.groups.validation import checked_real
@@ -283,7 +284,7 @@ class VPRKEquations(Generic[P]):
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
-        tree = sparsity.stacked_tree(self._s, momenta=True)
+        tree = step_tree(sparsity, self._s)
         return tree if tree is not None and 2 * tree.count < tree.size else None
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
