@@ -3,6 +3,7 @@ extra, ``pip install 'liemech[plot]'``) is installed, skipped otherwise. Run as 
 writes the gallery's animation of a rolling disc, ``figures/rolling_disc.gif``."""
 
 import importlib.util
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -14,6 +15,8 @@ from liemech.systems import RollingDisc
 Series = Mapping[str, tuple[Sequence[float], Sequence[float]]]
 
 FIGURES = Path("figures")
+# LIEMECH_EXAMPLES_FAST=1, the test suite's quick run: 10 frames of the animation instead of 60
+FRAMES = 10 if os.environ.get("LIEMECH_EXAMPLES_FAST") == "1" else 60
 
 
 def save_plot(
@@ -52,15 +55,15 @@ def save_plot(
 
 def rolling_disc_animation() -> Path | None:
     """The thin disc in its steady circular motion (lean 0.25, precession 1.5) over one turn,
-    Lobatto-3 at h = 0.05 up to T = 4.2, as a GIF of 60 frames. Returns its path, or None
-    without matplotlib."""
+    Lobatto-3 at h = 0.05 up to T = 4.2, as a GIF of 60 frames (10 in the quick mode). Returns
+    its path, or None without matplotlib."""
     if importlib.util.find_spec("matplotlib") is None:
         return None
     problem = RollingDisc().steady(lean=0.25, precession=1.5).problem()
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.05, t_final=4.2)
     FIGURES.mkdir(exist_ok=True)
     path = FIGURES / "rolling_disc.gif"
-    plot.animate(sol, path, frames=60, dpi=80, title="rolling disc, VPRK(lobatto(3))")
+    plot.animate(sol, path, frames=FRAMES, dpi=80, title="rolling disc, VPRK(lobatto(3))")
     return path
 
 
