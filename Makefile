@@ -23,7 +23,7 @@ demo: $(VENV)/.installed-base
 
 test: $(VENV)/.installed-dev
 	$(PY) -m mypy --strict liemech examples tests
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict -d site

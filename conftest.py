@@ -70,21 +70,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(ROOT) and item.path.relative_to(ROOT).as_posix() in SLOW_PAGES:
             item.add_marker(pytest.mark.slow)
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
-    """With ``pytest -n N`` (``--dist load``, as ``make test`` runs), the workers take the tests one
-    by one, which balances them better than whole files (818 s rather than 869 s for the suite),
-    except a page's blocks, which share one namespace and stay together on one worker.
-    (pytest-xdist's ``xdist_group`` marks cannot do this on pytest 9, which ignores the node ids
-    that ``--dist loadgroup`` rewrites.)"""
-    if config.getoption("dist") != "load":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class PagesTogether(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return path if path.endswith(".md") else nodeid
-
-    return PagesTogether(config, log)

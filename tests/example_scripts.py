@@ -1,7 +1,8 @@
 """Running an example script as a user would, ``python examples/….py``, in its quick mode
 (``LIEMECH_EXAMPLES_FAST=1``: fewer steps, shorter horizons, fewer methods), from a temporary
 directory so that its figures land there. The scripts are split between two test files, the
-examples at the top of examples/ and those of the papers' folders.
+examples at the top of examples/ and those of the papers' folders, so that pytest-xdist's
+``--dist loadfile`` runs the two halves side by side.
 
 A script runs inside the test's process (``runpy``, as ``__main__``, with its own ``sys.argv``, its
 folder first on ``sys.path`` and its sibling modules forgotten afterwards): a fresh interpreter
