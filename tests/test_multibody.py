@@ -161,6 +161,27 @@ def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
     assert 3.7 < estimate_order(steps, errors, min_points=3).slope < 4.3
 
 
+@pytest.mark.slow
+def test_four_bar_keeps_its_loop_and_energy_over_a_long_run() -> None:
+    """The closed parallelogram linkage, Lobatto-2 at h = 0.02 to T = 100 (5000 steps): the joints'
+    rows, the loop's among them, hold to round-off at every stored node (measured 2.6e-16), the
+    energy error stays bounded (measured 6.2e-3 J of E = −12.09 J) with no drift (its largest value
+    over the last quarter within 1.1× that over the first; measured 1.0005×), and the coupler keeps
+    translating (the two cranks' angles stay equal; measured to 5.7e-15)."""
+    model = parallelogram()
+    theta, rate = 0.6, -0.4
+    problem = model.problem([theta, theta, -theta, -theta], [rate, rate, -rate, -rate])
+    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.02, t_final=100.0, store_every=25)
+    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
+    deviation = np.abs(energy - energy[0])
+    quarter = len(deviation) // 4
+    assert np.max(deviation) < 1e-3 * abs(energy[0])
+    assert np.max(deviation[-quarter:]) < 1.1 * np.max(deviation[:quarter])
+    assert max(float(np.max(np.abs(model.constraint_rows(p)))) for p in sol.points()) < 1e-14
+    q = model.joint_positions(sol)
+    assert np.max(np.abs(q[:, 1] - q[:, 0])) < 1e-12
+
+
 def chain(n: int, damping: float = 0.0) -> Model:
     """n uniform rods (mass 1, length 0.5) hanging from hinges along x."""
     length = 0.5
@@ -216,15 +237,16 @@ def test_chain_jacobian_takes_a_number_of_colours_independent_of_its_length() ->
 
 @pytest.mark.slow
 def test_chain_energy_stays_bounded_over_a_long_run() -> None:
-    """An 8-link chain (chaotic), no damping, Lobatto-2 on the block-tree path, h = 0.01, T = 50:
-    the energy error stays below 1e-3 of the energy (measured 0.052 J of E = −153 J) and does not
-    drift (the second half's largest deviation is within 1.5× the first half's), and every step
-    and every node's joint rows are solved to round-off."""
+    """An 8-link chain (chaotic), no damping, Lobatto-2 on the block-tree path, h = 0.01, T = 100
+    (10⁴ steps): the energy error stays below 1e-3 of the energy (measured 0.050 J of E = −153 J)
+    and does not drift (the second half's largest deviation is within 1.5× the first half's;
+    measured 0.036 J against 0.050 J), and every step and every node's joint rows are solved to
+    round-off (measured 6e-15 and 1.3e-15)."""
     model = chain(8)
     problem = model.problem(np.where(np.arange(8) % 2 == 0, 0.3, -0.3), np.zeros(8))
     method = lm.VPRK(lm.lobatto(2))
     assert VPRKEquations(method, problem)._tree is not None
-    sol = lm.integrate(problem, method, h=0.01, t_final=50.0, store_every=10)
+    sol = lm.integrate(problem, method, h=0.01, t_final=100.0, store_every=10)
     energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
     deviation = np.abs(energy - energy[0])
     half = len(deviation) // 2
