@@ -162,6 +162,36 @@ def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
 
 
 @pytest.mark.slow
+def test_ensemble_and_flow_run_the_tree_step() -> None:
+    """The 6-link chain's block-tree step serves ``integrate_ensemble`` and ``flow``: three members
+    bent by different angles equal their separate ``integrate`` runs, and the forward-mode
+    derivative of the flow's final state along a change of the joints' initial rates equals
+    central differences of the flow."""
+    model = chain(6)
+    method = lm.VPRK(lm.lobatto(2))
+    rates = np.linspace(0.5, -0.5, 6)
+    problems = [model.problem(np.full(6, bend), rates) for bend in (0.2, 0.3, 0.4)]
+    assert VPRKEquations(method, problems[0])._tree is not None
+    g0 = jax.tree.map(lambda *leaves: np.stack(leaves), *[p.g0 for p in problems])
+    ensemble = lm.integrate_ensemble(problems[0], method, 0.01, n_steps=30,
+                                     initial=(g0, np.stack([p.eta0 for p in problems])))
+    assert bool(np.all(ensemble.converged))
+    for i, problem in enumerate(problems):
+        alone = lm.integrate(problem, method, h=0.01, n_steps=30)
+        assert ensemble.mu is not None and np.max(np.abs(ensemble.mu[i] - alone.mu)) < 1e-11
+
+    final = lm.flow(problems[0], method, 0.01, 30)
+    # η₀ is linear in the joint rates at fixed joint positions: a change of rates is a direction of η₀
+    direction = model.problem(np.full(6, 0.2), rates + np.eye(6)[2]).eta0 - problems[0].eta0
+    _, tangent = jax.jvp(lambda eta0: final(eta0=eta0).mu, (jnp.asarray(problems[0].eta0),),
+                         (jnp.asarray(direction),))
+    step = 1e-6
+    central = (np.asarray(final(eta0=problems[0].eta0 + step * direction).mu)
+               - np.asarray(final(eta0=problems[0].eta0 - step * direction).mu)) / (2 * step)
+    assert np.max(np.abs(np.asarray(tangent) - central)) < 1e-6 * np.max(np.abs(central))
+
+
+@pytest.mark.slow
 def test_four_bar_keeps_its_loop_and_energy_over_a_long_run() -> None:
     """The closed parallelogram linkage, Lobatto-2 at h = 0.02 to T = 100 (5000 steps): the joints'
     rows, the loop's among them, hold to round-off at every stored node (measured 2.6e-16), the
