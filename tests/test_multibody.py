@@ -1,6 +1,7 @@
 """liemech.multibody: robots from URDF against pinocchio, a closed four-bar linkage against its
-closed-form reduced equation, the O(bodies) step against the dense one, long runs and refusals.
-The joint kinds one by one are in test_multibody_references.py."""
+closed-form reduced equation, the O(bodies) step against the dense one and refusals. The joint
+kinds one by one are in test_multibody_references.py; long runs, ensembles and flows in
+test_multibody_runs.py."""
 
 import sysconfig
 from pathlib import Path
@@ -161,57 +162,6 @@ def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
     assert 3.7 < estimate_order(steps, errors, min_points=3).slope < 4.3
 
 
-@pytest.mark.slow
-def test_ensemble_and_flow_run_the_tree_step() -> None:
-    """The 6-link chain's block-tree step serves ``integrate_ensemble`` and ``flow``: three members
-    bent by different angles equal their separate ``integrate`` runs (measured 3e-15), and the
-    forward-mode derivative of the flow's final state along a change of the joints' initial rates
-    equals central differences of the flow (measured 1.1e-9 relative, the differences' error)."""
-    model = chain(6)
-    method = lm.VPRK(lm.lobatto(2))
-    rates = np.linspace(0.5, -0.5, 6)
-    problems = [model.problem(np.full(6, bend), rates) for bend in (0.2, 0.3, 0.4)]
-    assert VPRKEquations(method, problems[0])._tree is not None
-    g0 = jax.tree.map(lambda *leaves: np.stack(leaves), *[p.g0 for p in problems])
-    ensemble = lm.integrate_ensemble(problems[0], method, 0.01, n_steps=30,
-                                     initial=(g0, np.stack([p.eta0 for p in problems])))
-    assert bool(np.all(ensemble.converged))
-    for i, problem in enumerate(problems):
-        alone = lm.integrate(problem, method, h=0.01, n_steps=30)
-        assert ensemble.mu is not None and np.max(np.abs(ensemble.mu[i] - alone.mu)) < 1e-11
-
-    final = lm.flow(problems[0], method, 0.01, 30)
-    # η₀ is linear in the joint rates at fixed joint positions: a change of rates is a direction of η₀
-    direction = model.problem(np.full(6, 0.2), rates + np.eye(6)[2]).eta0 - problems[0].eta0
-    _, tangent = jax.jvp(lambda eta0: final(eta0=eta0).mu, (jnp.asarray(problems[0].eta0),),
-                         (jnp.asarray(direction),))
-    step = 1e-6
-    central = (np.asarray(final(eta0=problems[0].eta0 + step * direction).mu)
-               - np.asarray(final(eta0=problems[0].eta0 - step * direction).mu)) / (2 * step)
-    assert np.max(np.abs(np.asarray(tangent) - central)) < 1e-6 * np.max(np.abs(central))
-
-
-@pytest.mark.slow
-def test_four_bar_keeps_its_loop_and_energy_over_a_long_run() -> None:
-    """The closed parallelogram linkage, Lobatto-2 at h = 0.02 to T = 100 (5000 steps): the joints'
-    rows, the loop's among them, hold to round-off at every stored node (measured 2.6e-16), the
-    energy error stays bounded (measured 6.2e-3 J of E = −12.09 J) with no drift (its largest value
-    over the last quarter within 1.1× that over the first; measured 1.0005×), and the coupler keeps
-    translating (the two cranks' angles stay equal; measured to 5.7e-15)."""
-    model = parallelogram()
-    theta, rate = 0.6, -0.4
-    problem = model.problem([theta, theta, -theta, -theta], [rate, rate, -rate, -rate])
-    sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.02, t_final=100.0, store_every=25)
-    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
-    deviation = np.abs(energy - energy[0])
-    quarter = len(deviation) // 4
-    assert np.max(deviation) < 1e-3 * abs(energy[0])
-    assert np.max(deviation[-quarter:]) < 1.1 * np.max(deviation[:quarter])
-    assert max(float(np.max(np.abs(model.constraint_rows(p)))) for p in sol.points()) < 1e-14
-    q = model.joint_positions(sol)
-    assert np.max(np.abs(q[:, 1] - q[:, 0])) < 1e-12
-
-
 def chain(n: int, damping: float = 0.0) -> Model:
     """n uniform rods (mass 1, length 0.5) hanging from hinges along x."""
     length = 0.5
@@ -263,27 +213,6 @@ def test_chain_jacobian_takes_a_number_of_colours_independent_of_its_length() ->
         tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
         assert tree is not None and tree.count == 72
     assert VPRKEquations(method, chain(5).problem(np.full(5, 0.1), np.zeros(5)))._tree is None
-
-
-@pytest.mark.slow
-def test_chain_energy_stays_bounded_over_a_long_run() -> None:
-    """An 8-link chain (chaotic), no damping, Lobatto-2 on the block-tree path, h = 0.01, T = 100
-    (10⁴ steps): the energy error stays below 1e-3 of the energy (measured 0.050 J of E = −153 J)
-    and does not drift (the second half's largest deviation is within 1.5× the first half's;
-    measured 0.036 J against 0.050 J), and every step and every node's joint rows are solved to
-    round-off (measured 6e-15 and 1.3e-15)."""
-    model = chain(8)
-    problem = model.problem(np.where(np.arange(8) % 2 == 0, 0.3, -0.3), np.zeros(8))
-    method = lm.VPRK(lm.lobatto(2))
-    assert VPRKEquations(method, problem)._tree is not None
-    sol = lm.integrate(problem, method, h=0.01, t_final=100.0, store_every=10)
-    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
-    deviation = np.abs(energy - energy[0])
-    half = len(deviation) // 2
-    assert np.max(deviation) < 1e-3 * abs(energy[0])
-    assert np.max(deviation[half:]) < 1.5 * np.max(deviation[:half])
-    assert np.max(sol.stats.residuals) < 1e-13
-    assert max(float(np.max(np.abs(model.constraint_rows(p)))) for p in sol.points()) < 1e-13
 
 
 def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:
