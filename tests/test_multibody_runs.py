@@ -8,7 +8,14 @@ import pytest
 
 import liemech as lm
 from liemech.methods.vprk.scheme import VPRKEquations
+from liemech.multibody import Configuration, Model
 from tests.test_multibody import chain, parallelogram
+
+
+def energy_deviation(model: Model, sol: lm.Solution[Configuration]) -> tuple[lm.Vector, lm.Vector]:
+    """The energy at the stored nodes and its deviation |E − E₀| from the first."""
+    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
+    return energy, np.abs(energy - energy[0])
 
 
 @pytest.mark.slow
@@ -24,8 +31,7 @@ def test_chain_energy_stays_bounded_over_a_long_run() -> None:
     method = lm.VPRK(lm.lobatto(2))
     assert VPRKEquations(method, problem)._tree is not None
     sol = lm.integrate(problem, method, h=0.01, t_final=100.0, store_every=50)
-    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
-    deviation = np.abs(energy - energy[0])
+    energy, deviation = energy_deviation(model, sol)
     half = len(deviation) // 2
     assert np.max(deviation) < 1e-3 * abs(energy[0])
     assert np.max(deviation[half:]) < 1.5 * np.max(deviation[:half])
@@ -44,8 +50,7 @@ def test_four_bar_keeps_its_loop_and_energy_over_a_long_run() -> None:
     theta, rate = 0.6, -0.4
     problem = model.problem([theta, theta, -theta, -theta], [rate, rate, -rate, -rate])
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.02, t_final=100.0, store_every=25)
-    energy = np.array([model.system.energy(p, e) for p, e in zip(sol.points(), sol.eta)])
-    deviation = np.abs(energy - energy[0])
+    energy, deviation = energy_deviation(model, sol)
     quarter = len(deviation) // 4
     assert np.max(deviation) < 1e-3 * abs(energy[0])
     assert np.max(deviation[-quarter:]) < 1.1 * np.max(deviation[:quarter])
