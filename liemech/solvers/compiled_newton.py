@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from liemech.jax_support import traced_once
 from liemech.numerics import block_tree, lu
 from liemech.solvers.newton import EPS, NewtonOptions
 
@@ -74,7 +75,8 @@ def solve(
     def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
         return lu.solve(jax.jacfwd(linear)(y), y)
 
-    x, (iterations, norm, status) = jax.lax.custom_root(residual, x0, newton, tangent_solve, has_aux=True)
+    x, (iterations, norm, status) = jax.lax.custom_root(traced_once(residual, x0), x0, newton, tangent_solve,
+                                                        has_aux=True)
     return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
 
 

@@ -85,6 +85,7 @@ from liemech.methods.vprk.step_pattern import step_tree
 from liemech.numerics import block_tree
 from liemech.solvers import compiled_newton
 from liemech.groups.validation import checked_real
+from liemech.jax_support import traced_once
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.tableaux import TableauPair, check_constrained_hypotheses, stability_at_infinity
 from liemech.types import VectorLike
@@ -403,9 +404,10 @@ class VPRKEquations(Generic[P]):
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry[P], carry)
         lam_k = self._entering(c)
-        outcome = compiled_newton.solve(lambda x: self._stages(x, c, lam_k, h).residual, c.guess,
-                                        self._newton, jnp.max(jnp.abs(c.mu)), self._tree)
-        end = self._stages(outcome.x, c, lam_k, h)
+        stages = traced_once(lambda x: self._stages(x, c, lam_k, h), c.guess)
+        outcome = compiled_newton.solve(lambda x: stages(x).residual, c.guess, self._newton, jnp.max(jnp.abs(c.mu)),
+                                        self._tree)
+        end = stages(outcome.x)
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
         work = c.work + end.work
         extras = {} if self._force is None else {"work": work}
