@@ -113,18 +113,18 @@ def require_float64() -> None:
             "jax.config.update('jax_enable_x64', True) before building problems and integrating")
 
 
-def traced_once(function: Callable[[jax.Array], R], x: jax.Array) -> Callable[[jax.Array], R]:
-    """``function`` traced once at x's shape and replayed from its jaxpr at every call (in any
+def traced_once(function: Callable[..., R], *args: jax.Array) -> Callable[..., R]:
+    """``function`` traced once at the shapes of ``args`` and replayed from its jaxpr at every call (in any
     transformation: what it closes over stays differentiable). Tracing is most of the cost of a
     step's first run with a warm compilation cache, and Python traces a residual four or five times
     per step (Newton's residual and Jacobian, custom_root's own jaxpr and linearisation, the step's
     end); a replay skips the Python of the model and the groups (measured: a free body's Lobatto-2
     step on SE(3) traced in 2.3 s instead of 4.1 s, the Chaplygin sleigh's in 1.8 s instead of 2.7 s)."""
-    closed, shape = jax.make_jaxpr(function, return_shape=True)(x)
+    closed, shape = jax.make_jaxpr(function, return_shape=True)(*args)
     replay, tree = jaxpr_as_fun(closed), jax.tree.structure(shape)
 
-    def replayed(y: jax.Array) -> R:
-        result: R = jax.tree.unflatten(tree, replay(y))
+    def replayed(*values: jax.Array) -> R:
+        result: R = jax.tree.unflatten(tree, replay(*values))
         return result
 
     return replayed

@@ -179,8 +179,8 @@ CHAIN = chain(4)
 def test_tree_newton_update_is_the_dense_one() -> None:
     """The step's Jacobian (with the momentum at the step's end among the unknowns) vanishes
     outside the block tree of the chain's bodies and the entries of its kinds of rows and
-    unknowns that ``step_entries`` leaves out, and Newton's update from the tree (3 colours of
-    directional derivatives, factorised body by body) agrees with the dense solve J⁻¹r of the whole
+    unknowns that ``step_entries`` leaves out, and Newton's update from the tree (directional
+    derivatives along H, Λ and ν apart, factorised body by body) agrees with the dense solve J⁻¹r of the whole
     Jacobian (jax.jacfwd, numpy's LU) at an iterate off the solution, on an 8-link chain."""
     problem = chain(8).problem(np.linspace(0.5, -0.3, 8), np.linspace(1.0, -0.5, 8))
     equations = VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)
@@ -190,11 +190,14 @@ def test_tree_newton_update_is_the_dense_one() -> None:
     assert tree is not None
     carry = equations.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
 
+    def of_pieces(*pieces: jax.Array) -> jax.Array:
+        return equations._stages(pieces, carry, jnp.zeros(0), jnp.asarray(0.01)).residual
+
     def residual(x: jax.Array) -> jax.Array:
-        return equations._stages(x, carry, jnp.zeros(0), jnp.asarray(0.01)).residual
+        return of_pieces(*equations._pieces(x))
 
     x = carry.guess + 1e-3 * jnp.asarray(np.random.default_rng(0).normal(size=carry.guess.shape))
-    factor, update = compiled_newton._linear_algebra(residual, tree)
+    factor, update = compiled_newton._linear_algebra(residual, of_pieces, tree)
     by_tree = np.asarray(jax.jit(lambda x: update(factor(x), residual(x)))(x))
     jacobian = np.asarray(jax.jit(jax.jacfwd(residual))(x))
     pattern = sparsity.coupled(step_labels(sparsity, 2)) & step_entries(sparsity, 2)
@@ -204,15 +207,15 @@ def test_tree_newton_update_is_the_dense_one() -> None:
 
 
 def test_chain_jacobian_takes_a_number_of_colours_independent_of_its_length() -> None:
-    """A chain's step Jacobian is built from 72 directional derivatives whatever its length (each
-    body couples to its neighbours only; fewer than the 3 × (2 stages × (6 coordinates + 5 joint
-    rows) + 6 momenta) of three bodies' unknowns, since the multipliers and momenta are absent
-    from some rows), from 6 bodies on; up to 5 the dense Jacobian takes no more than twice as many."""
+    """A chain's step Jacobian is built from the same directional derivatives whatever its length
+    (each body couples to its neighbours only): 36 along the stage velocities H (3 bodies × 2 stages
+    × 6 coordinates), 30 along the multipliers Λ and 18 along the momenta ν, each kind apart;
+    from 5 bodies on, and up to 4 the dense Jacobian."""
     method = lm.VPRK(lm.lobatto(2))
-    for n in (6, 12):
+    for n in (5, 12):
         tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
-        assert tree is not None and tree.count == 72
-    assert VPRKEquations(method, chain(5).problem(np.full(5, 0.1), np.zeros(5)))._tree is None
+        assert tree is not None and tree.part_counts == (36, 30, 18)
+    assert VPRKEquations(method, chain(4).problem(np.full(4, 0.1), np.zeros(4)))._tree is None
 
 
 def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:

@@ -1,5 +1,6 @@
 """Which body each coordinate and constraint row of a mechanism belongs to, and which bodies couple."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,12 +50,13 @@ class BodySparsity:
         result: NDArray[np.bool_] = adjacent[labels[:, None], labels[None, :]]
         return result
 
-    def tree(self, labels: Labels, entries: NDArray[np.bool_] | None = None) -> TreeStructure | None:
+    def tree(self, labels: Labels, entries: NDArray[np.bool_] | None = None,
+             parts: Sequence[int] = ()) -> TreeStructure | None:
         """The block tree of a square system whose unknowns (and equations) carry the bodies
         ``labels``, nonzero only where the bodies couple and, if given, ``entries`` (what vanishes
         whatever the bodies, known to the method that lays the system out); None if the couplings
-        are no tree."""
+        are no tree. The unknowns split at ``parts`` are differentiated apart (``tree_structure``)."""
         pattern = self.coupled(labels)
         if entries is not None:
             pattern &= entries
-        return tree_structure(pattern, labels)
+        return tree_structure(pattern, labels, parts)

@@ -33,7 +33,7 @@ into calls of at most ``lu.LAPACK_CHUNK_WORK`` flops, under any number of enclos
 Factorisation and solve are differentiable in forward mode, not in reverse mode.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
@@ -58,12 +58,16 @@ class TreeStructure:
     with the sentinel n, ``position[k]`` the place of unknown k in the flattened (blocks, b) array.
     ``levels`` (depth + 1, width) lists the blocks of each level, deepest first, padded with the
     dummy block nb; ``level_parents`` their parents, nb for roots and dummies. The gathers index
-    the flattened compressed Jacobian (colours, n) followed by one zero."""
+    the flattened compressed Jacobian (colours, n) followed by one zero. ``parts`` splits the
+    unknowns into pieces (``numpy.split``'s indices) whose columns are coloured apart, ``part_counts``
+    their numbers of colours (piece p has colours from the sum of the counts before it on)."""
 
     size: int
     block_size: int
     count: int
     colours: Indices
+    parts: tuple[int, ...]
+    part_counts: tuple[int, ...]
     parent: Indices
     depth: Indices
     index: Indices
@@ -93,10 +97,13 @@ class TreeFactors(NamedTuple):
     lower: jax.Array
 
 
-def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> TreeStructure | None:
+def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64],
+                   parts: Sequence[int] = ()) -> TreeStructure | None:
     """The block tree of the Jacobian with nonzero ``pattern`` (rows: equations, columns: unknowns)
     whose unknown k belongs to body ``labels[k]`` (−1: a multiplier, given to the deepest body it
-    touches); None if the bodies' coupling graph has a cycle or a nonzero links unrelated blocks."""
+    touches); None if the bodies' coupling graph has a cycle or a nonzero links unrelated blocks.
+    The columns of each piece of the unknowns split at ``parts`` are coloured apart (see
+    ``tree_jacobian``)."""
     pattern, labels = np.asarray(pattern, dtype=bool), np.asarray(labels, dtype=np.int64)
     n, rows, cols = labels.size, *np.nonzero(pattern)
     bodies = np.unique(labels[labels >= 0])
@@ -152,9 +159,13 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> Tre
         levels[d, :members.size] = members
     # Body by body: a refined pattern (one kind of unknown absent from some rows) then takes fewer
     # colours than in the unknowns' order, which runs through every body's unknowns of one kind first.
-    by_body = np.argsort(block, kind="stable")
-    colours, count = column_colours(pattern[:, by_body])
-    colours = colours[np.argsort(by_body)]
+    colours, part_counts = np.empty(n, dtype=np.int64), list[int]()
+    for piece in np.split(np.arange(n), list(parts)):
+        by_body = piece[np.argsort(block[piece], kind="stable")]
+        piece_colours, piece_count = column_colours(pattern[:, by_body])
+        colours[by_body] = piece_colours + sum(part_counts)
+        part_counts.append(piece_count)
+    count = sum(part_counts)
 
     def gather(row: Indices, col: Indices) -> Indices:
         i, k = np.minimum(row[:, :, None], n - 1), np.minimum(col[:, None, :], n - 1)
@@ -162,7 +173,8 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64]) -> Tre
         return np.where(hit, colours[k] * n + i, count * n)
 
     return TreeStructure(
-        size=n, block_size=b, count=count, colours=colours, parent=parent, depth=depth, index=index,
+        size=n, block_size=b, count=count, colours=colours, parts=tuple(int(k) for k in parts),
+        part_counts=tuple(part_counts), parent=parent, depth=depth, index=index,
         position=block * b + slot, levels=levels, level_parents=np.append(parent_or_dummy, nb)[levels],
         diagonal_gather=gather(index, index), upper_gather=gather(index, parents_index),
         lower_gather=gather(parents_index, index), padding=np.eye(b) * (index == n)[:, :, None])
@@ -216,11 +228,26 @@ def column_colours(pattern: TreeStructure | NDArray[np.bool_]) -> tuple[Indices,
     return colours, top
 
 
-def tree_jacobian(fun: Callable[[jax.Array], jax.Array], x: jax.Array, structure: TreeStructure) -> TreeBlocks:
-    """The blocks of ∂fun/∂x at x, from one JVP per colour of the columns (vmapped)."""
-    seeds = jnp.asarray(np.eye(structure.count)[structure.colours].T, dtype=x.dtype)
-    compressed = jax.vmap(lambda seed: jax.jvp(fun, (x,), (seed,))[1])(seeds)
-    values = jnp.append(compressed.ravel(), jnp.zeros((), compressed.dtype))
+def tree_jacobian(fun: Callable[..., jax.Array], x: jax.Array, structure: TreeStructure) -> TreeBlocks:
+    """The blocks of ∂fun/∂x at x, from one JVP per colour of the columns (vmapped), ``fun`` taking
+    the pieces of x split at ``structure.parts``. Each piece's JVPs leave the others out, so that
+    they skip what only the others reach (a step's multipliers enter its equations linearly, through
+    the constraint forces alone, where its velocities enter everything)."""
+    pieces, bounds = jnp.split(x, structure.parts), (0, *structure.parts, structure.size)
+    compressed, first = [], 0
+    for p, count in enumerate(structure.part_counts):
+        if count == 0:  # a piece without unknowns
+            continue
+        colours = structure.colours[bounds[p]:bounds[p + 1]] - first
+        seeds = jnp.asarray(np.eye(count)[colours].T, dtype=x.dtype)
+
+        def along(seed: jax.Array, p: int = p) -> jax.Array:
+            tangent: jax.Array = jax.jvp(lambda y: fun(*pieces[:p], y, *pieces[p + 1:]), (pieces[p],), (seed,))[1]
+            return tangent
+
+        compressed.append(jax.vmap(along)(seeds))
+        first += count
+    values = jnp.append(jnp.concatenate(compressed).ravel(), jnp.zeros((), x.dtype))
     return TreeBlocks(values[structure.diagonal_gather] + structure.padding,
                       values[structure.upper_gather], values[structure.lower_gather])
 

@@ -56,35 +56,41 @@ less than this factor with the current one."""
 
 
 def solve(
-    residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
+    residual: Callable[..., jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
     structure: block_tree.TreeStructure | None = None,
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
     given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
-    columns, solved body by body (``liemech.numerics.block_tree``).
+    columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes x, or with a
+    structure the pieces of x split at ``structure.parts``.
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
     iterates are never differentiated."""
+    parts = () if structure is None else structure.parts
+    of_pieces = traced_once(residual, *jnp.split(x0, parts))
+
+    def flat(x: jax.Array) -> jax.Array:
+        return of_pieces(*jnp.split(x, parts))
 
     def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, jax.Array]:
-        end = _iterate(f, start, options, scale, structure)
+        end = _iterate(f, of_pieces, start, options, scale, structure)
         # custom_root's auxiliary outputs must be floating point.
         return end.x, jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status])
 
     def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
         return lu.solve(jax.jacfwd(linear)(y), y)
 
-    x, (iterations, norm, status) = jax.lax.custom_root(traced_once(residual, x0), x0, newton, tangent_solve,
-                                                        has_aux=True)
+    x, (iterations, norm, status) = jax.lax.custom_root(flat, x0, newton, tangent_solve, has_aux=True)
     return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
 
 
-def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options: NewtonOptions,
-             scale: jax.Array, structure: block_tree.TreeStructure | None) -> _Loop:
-    """Newton's loop from x0 to the stopping rule of ``options``."""
+def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,
+             options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None) -> _Loop:
+    """Newton's loop from x0 to the stopping rule of ``options``; ``of_pieces`` is the residual of
+    the pieces of x (``solve``)."""
     x0 = jax.lax.stop_gradient(x0)
-    factor, solve_with = _linear_algebra(residual, structure)
+    factor, solve_with = _linear_algebra(residual, of_pieces, structure)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
@@ -140,7 +146,8 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], x0: jax.Array, options:
     return jax.lax.while_loop(running, simplified, start)
 
 
-def _linear_algebra(residual: Callable[[jax.Array], jax.Array], structure: block_tree.TreeStructure | None) -> tuple[
+def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
+                    structure: block_tree.TreeStructure | None) -> tuple[
         Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
     """x ↦ factors of J(x), and (factors, r) ↦ the Newton update J⁻¹r: dense LU of ``jax.jacfwd``,
     or J from one JVP per colour of its columns factorised body by body along the block tree."""
@@ -149,6 +156,6 @@ def _linear_algebra(residual: Callable[[jax.Array], jax.Array], structure: block
         return (lambda x: lu.lu_factor(jacobian(x))), lu.lu_solve
 
     def factor(x: jax.Array) -> block_tree.TreeFactors:
-        return block_tree.tree_factor(block_tree.tree_jacobian(residual, x, structure), structure)
+        return block_tree.tree_factor(block_tree.tree_jacobian(of_pieces, x, structure), structure)
 
     return factor, lambda factors, r: block_tree.tree_solve(factors, r, structure)

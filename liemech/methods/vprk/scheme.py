@@ -64,7 +64,7 @@ problem with a ``sparsity`` whose bodies form a tree has its Newton Jacobian bui
 directional derivative per colour of its columns and solved body by body (``numerics.block_tree``).
 """
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, Literal, NamedTuple, TypeVar, cast
 
@@ -279,14 +279,17 @@ class VPRKEquations(Generic[P]):
         unknown and equation i share a body, H^j_k that of coordinate k, Λ^j_r and the rows that
         close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r, ν_k (the unknown
         momentum at the step's end, see ``_stages``) and its equation that of coordinate k. None where the
-        dense Jacobian costs no more than twice as many directional derivatives as the tree's (a
-        chain of up to 5 bodies): there the tree's corrections and level loop cost more than they save,
-        and compile twice as long."""
+        dense Jacobian costs no more than twice the tree's, counting a directional derivative along H
+        as one of the dense ones and one along Λ or ν as half (measured: about a quarter): up to a
+        chain of 4 links, where the tree's corrections and level loop cost as much as they save, and
+        compile longer."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
         tree = step_tree(sparsity, self._s)
-        return tree if tree is not None and 2 * tree.count < tree.size else None
+        if tree is None or 2 * tree.part_counts[0] + (tree.count - tree.part_counts[0]) >= tree.size:
+            return None
+        return tree
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
@@ -311,12 +314,18 @@ class VPRKEquations(Generic[P]):
             return self._continuous_multiplier(c.g, c.mu, c.t)[self._m_holonomic:]
         return c.lam
 
-    def _stages(self, x: jax.Array, c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
+    def _pieces(self, x: jax.Array) -> list[jax.Array]:
+        """The unknowns H, Λ and ν (empty unless on the block-tree path)."""
+        s, free = self._s, self._s - self._first_free
+        return jnp.split(x, (s * self._n, s * self._n + free * self._m))
+
+    def _stages(self, pieces: Sequence[jax.Array], c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
         s, n, m, m_holonomic = self._s, self._n, self._m, self._m_holonomic
+        H_flat, Lam_flat, nu = pieces
         group, tau, L, g, mu = self._group, self._tau, self._system, c.g, c.mu
         free = s - self._first_free
-        H = x[: s * n].reshape(s, n)
-        Lam = x[s * n: s * n + free * m].reshape(free, m)
+        H = H_flat.reshape(s, n)
+        Lam = Lam_flat.reshape(free, m)
         if self._carried:
             Lam = jnp.concatenate([lam_k[None, :], Lam])
         Xi = h * (self._A @ H)
@@ -356,7 +365,7 @@ class VPRKEquations(Generic[P]):
         # On the block-tree path μ_{k+1} is an unknown ν too, closed by ν = μ_{k+1}: the tangency
         # then reads a joint's two bodies alone, where μ_{k+1} would bring in the forces of their
         # other joints, and with them the neighbours' neighbours (the Jacobian would be no tree).
-        momentum = x[s * n + free * m:] if self._momentum_unknown else mu_next
+        momentum = nu if self._momentum_unknown else mu_next
         dtau_mu_next = momentum if self._vector_space else jnp.asarray(tau.dtau_star(xi, momentum))
         rows = [(Pi + h * (self._C @ ND) - dtau_mu_next).ravel()]
         lam_next = Lam[-1]
@@ -399,15 +408,19 @@ class VPRKEquations(Generic[P]):
     def residual(self, x: VectorLike, state: NodeState[P], h: float) -> jax.Array:
         """The stacked step equations at x from the node ``state`` (zero at the solution)."""
         c = self.start(state)
-        return self._stages(jnp.asarray(x), c, self._entering(c), jnp.asarray(h)).residual
+        return self._stages(self._pieces(jnp.asarray(x)), c, self._entering(c), jnp.asarray(h)).residual
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry[P], carry)
         lam_k = self._entering(c)
-        stages = traced_once(lambda x: self._stages(x, c, lam_k, h), c.guess)
-        outcome = compiled_newton.solve(lambda x: stages(x).residual, c.guess, self._newton, jnp.max(jnp.abs(c.mu)),
-                                        self._tree)
-        end = stages(outcome.x)
+        stages = traced_once(lambda *pieces: self._stages(pieces, c, lam_k, h), *self._pieces(c.guess))
+        if self._tree is None:
+            outcome = compiled_newton.solve(lambda x: stages(*self._pieces(x)).residual, c.guess, self._newton,
+                                            jnp.max(jnp.abs(c.mu)))
+        else:  # the tree's pieces are H, Λ and ν (``step_pattern.step_parts``)
+            outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
+                                            jnp.max(jnp.abs(c.mu)), self._tree)
+        end = stages(*self._pieces(outcome.x))
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
         work = c.work + end.work
         extras = {} if self._force is None else {"work": work}

@@ -39,12 +39,20 @@ def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
     return entries
 
 
+def step_parts(sparsity: BodySparsity, stages: int) -> tuple[int, int]:
+    """Where the unknowns split into H, Λ and ν."""
+    n, m = sparsity.coordinate_body.size, sparsity.row_body.size
+    return stages * n, stages * (n + m)
+
+
 def step_tree(sparsity: BodySparsity, stages: int) -> TreeStructure | None:
     """The block tree of the step's Jacobian (None if the bodies' couplings are no tree), analysed
-    once per mechanism and number of stages: ``integrate`` asks again at every call. Leaving out
-    the entries of ``step_entries`` takes fewer directional derivatives (30 rather than 36 for a
-    chain of heavy tops with Lobatto-3, 72 rather than 84 for a chain of links with Lobatto-2)."""
+    once per mechanism and number of stages: ``integrate`` asks again at every call. H, Λ and ν are
+    differentiated apart: Λ and ν enter the equations through a few linear terms only (the
+    constraint forces; dτ(ξ)ᵀν, the tangency and ν's closure), so their directional derivatives cost
+    a fraction of H's. Leaving out the entries of ``step_entries`` takes fewer of them."""
     trees = _TREES.setdefault(sparsity, {})
     if stages not in trees:
-        trees[stages] = sparsity.tree(step_labels(sparsity, stages), step_entries(sparsity, stages))
+        trees[stages] = sparsity.tree(step_labels(sparsity, stages), step_entries(sparsity, stages),
+                                      step_parts(sparsity, stages))
     return trees[stages]
