@@ -114,12 +114,12 @@ def require_float64() -> None:
 
 
 def traced_once(function: Callable[..., R], *args: jax.Array) -> Callable[..., R]:
-    """``function`` traced once at the shapes of ``args`` and replayed from its jaxpr at every call (in any
-    transformation: what it closes over stays differentiable). Tracing is most of the cost of a
-    step's first run with a warm compilation cache, and Python traces a residual four or five times
-    per step (Newton's residual and Jacobian, custom_root's own jaxpr and linearisation, the step's
-    end); a replay skips the Python of the model and the groups (measured: a free body's Lobatto-2
-    step on SE(3) traced in 2.3 s instead of 4.1 s, the Chaplygin sleigh's in 1.8 s instead of 2.7 s)."""
+    """``function`` traced once at the shapes of ``args`` and replayed from its jaxpr at every call
+    (in any transformation: what it closes over stays differentiable). A step needs its equations
+    four or five times (Newton's residual and Jacobian, custom_root's own jaxpr and linearisation,
+    the step's end), and a replay skips the Python of the model and the groups (measured: a free
+    body's Lobatto-2 step on SE(3) traced in 1.5 s instead of 4.3 s, the Chaplygin sleigh's in 1.7 s
+    instead of 2.5 s)."""
     closed, shape = jax.make_jaxpr(function, return_shape=True)(*args)
     replay, tree = jaxpr_as_fun(closed), jax.tree.structure(shape)
 
