@@ -124,6 +124,38 @@ def test_series_branches_agree_with_closed_forms_at_the_switch() -> None:
         assert abs(f(below) - f(above)) <= 1e-13 * abs(f(above)), f.__name__
 
 
+@pytest.mark.parametrize("s", [0.0, 1e-8, 0.3, 2.0, np.nextafter(series.SERIES_BELOW, 0.0), series.SERIES_BELOW, 9.0, 30.0])
+def test_stacked_exp_coefficients_and_their_derivative_rule_equal_autodiff_of_the_single_ones(s: float) -> None:
+    """exp_coefficients gives the six values of the single functions, and its hand-written tangent
+    (the derivative series and closed forms) equals forward-mode autodiff of the single functions'
+    own sums, to first and second order."""
+    singles = (series.sinc, series.alpha, series.beta, series.gamma, series.alpha_s, series.beta_s)
+    x = jnp.asarray(s)
+    stacked = series.exp_coefficients(x)
+    first = jax.jvp(series.exp_coefficients, (x,), (jnp.asarray(1.0),))[1]
+    second = jax.jvp(lambda y: jax.jvp(series.exp_coefficients, (y,), (jnp.asarray(1.0),))[1], (x,),
+                     (jnp.asarray(1.0),))[1]
+    for k, single in enumerate(singles):
+        d1 = jax.jvp(single, (x,), (jnp.asarray(1.0),))[1]
+        d2 = jax.jvp(lambda y: jax.jvp(single, (y,), (jnp.asarray(1.0),))[1], (x,), (jnp.asarray(1.0),))[1]
+        assert abs(float(stacked[k]) - float(single(x))) <= 1e-15 * abs(float(single(x))), single.__name__
+        assert abs(float(first[k]) - float(d1)) <= 1e-13 * abs(float(d1)), single.__name__
+        assert abs(float(second[k]) - float(d2)) <= 1e-11 * abs(float(d2)), single.__name__
+
+
+@pytest.mark.parametrize("angle", [1e-3, 1.0, 2.5])
+def test_so3_exp_applies_its_tangents_to_vectors_as_the_matrices_do(angle: float) -> None:
+    """dτ v, dτᵀμ and ddτ(ξ, η)ᵀμ in vector form equal the matrices of dexp, dexp⁻¹ and K on
+    either branch of the coefficients (θ = 2.5 is above the series' switch)."""
+    rng = np.random.default_rng(11)
+    tau = lm.SO3().retraction("exp")
+    direction = rng.normal(size=3)
+    xi, eta, mu = angle * direction / np.linalg.norm(direction), rng.normal(size=3), rng.normal(size=3)
+    np.testing.assert_allclose(tau.dtau_times(xi, eta), tau.dtau(xi) @ eta, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(tau.dtau_star(xi, mu), tau.dtau(xi).T @ mu, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(tau.ddtau_star(xi, eta, mu), tau.ddtau(xi, eta).T @ mu, rtol=0, atol=2e-15)
+
+
 def test_report_lists_every_check() -> None:
     report = check_retraction(lm.SE2().retraction("cay"), radii=(1e-3,), n_samples=1)
     text = str(report)

@@ -14,16 +14,20 @@ each is evaluated at an argument clamped into its own range (the series at s < S
 closed form at s ≥ SERIES_BELOW), so the branch not taken can produce neither NaN nor inf, in
 the value or in any derivative (a plain ``where`` would pass 0 · inf = NaN to the gradient).
 The selected branch sees s itself, so derivatives are those of the series or the closed form.
+``exp_coefficients`` gives SO(3)'s six exp coefficients from one stacked sum, with its derivative
+in s summed the same way rather than differentiated term by term.
 """
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Final, cast
+from typing import Final, NamedTuple, cast
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
+from numpy.typing import NDArray
 
 SERIES_BELOW: Final = 4.0
 """Series are used for s = θ² < SERIES_BELOW; 20 terms then reach round-off."""
@@ -65,6 +69,11 @@ _BETA_SS: Final = _derivative(_BETA_S)
 _GAMMA: Final = tuple(
     float(b / math.factorial(2 * n)) for n, b in enumerate(_bernoulli_even(_TERMS), start=1)
 )
+_GAMMA_S: Final = _derivative(_GAMMA)
+
+
+Closed = Callable[[jax.Array, jax.Array], jax.Array]
+"""A closed form f(s, θ), evaluated at s ≥ SERIES_BELOW only."""
 
 
 def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLike], jax.Array]:
@@ -72,96 +81,171 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
     return cast(Callable[[ArrayLike], jax.Array], jax.jit(coefficient))
 
 
-def _series_or_closed(
-    coeffs: tuple[float, ...], closed: Callable[[jax.Array, jax.Array], jax.Array], s: ArrayLike
-) -> jax.Array:
-    """Σ coeffs[k] sᵏ (Horner) for s < SERIES_BELOW, else closed(s, θ) with θ = √s."""
+def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) -> jax.Array:
+    """[..., j] = Σ_k table[k, j] sᵏ (Horner) for s < SERIES_BELOW, else forms[j](s, θ), θ = √s."""
     s = jnp.asarray(s, dtype=float)
     below = s < SERIES_BELOW
-    s_series = jnp.where(below, s, 0.0)
+    s_series = jnp.where(below, s, 0.0)[..., None]
     s_closed = jnp.where(below, SERIES_BELOW, s)
-    acc = jnp.zeros_like(s)
-    for c in reversed(coeffs):
-        acc = acc * s_series + c
-    return jnp.where(below, acc, closed(s_closed, jnp.sqrt(s_closed)))
+    theta = jnp.sqrt(s_closed)
+    acc = jnp.zeros(s.shape + (len(forms),))
+    for row in table[::-1]:
+        acc = acc * s_series + row
+    return jnp.where(below[..., None], acc, jnp.stack([form(s_closed, theta) for form in forms], axis=-1))
+
+
+def _series_or_closed(coeffs: tuple[float, ...], closed: Closed, s: ArrayLike) -> jax.Array:
+    """Σ coeffs[k] sᵏ for s < SERIES_BELOW, else closed(s, θ)."""
+    return _stacked(np.array(coeffs)[:, None], (closed,), s)[..., 0]
+
+
+def _sinc_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return jnp.sin(theta) / theta
+
+
+def _alpha_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    half = jnp.sin(0.5 * theta)
+    return 2.0 * half * half / s
+
+
+def _beta_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return (theta - jnp.sin(theta)) / (theta * s)
+
+
+def _gamma_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return 1.0 / s - 1.0 / (2.0 * theta * jnp.tan(0.5 * theta))
+
+
+def _sinc_s_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return (theta * jnp.cos(theta) - jnp.sin(theta)) / (2.0 * theta * s)
+
+
+def _alpha_s_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return (0.5 * theta * jnp.sin(theta) - (1.0 - jnp.cos(theta))) / (s * s)
+
+
+def _beta_s_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    return (theta * (1.0 - jnp.cos(theta)) - 3.0 * (theta - jnp.sin(theta))) / (2.0 * theta * s * s)
+
+
+def _gamma_s_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    """dγ/ds = (dγ/dθ)/(2θ) with dγ/dθ = −2/θ³ + 1/(4θ sin²(θ/2)) + cot(θ/2)/(2θ²)."""
+    half = jnp.sin(0.5 * theta)
+    return -1.0 / (s * s) + 1.0 / (8.0 * s * half * half) + 1.0 / (4.0 * theta * s * jnp.tan(0.5 * theta))
+
+
+def _alpha_ss_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    """(α_θθ − α_θ/θ)/(4θ²) with α_θ = 2θ α_s."""
+    c, sn = jnp.cos(theta), jnp.sin(theta)
+    a_theta = sn / s - 2.0 * (1.0 - c) / (theta * s)
+    a_theta_theta = c / s - 4.0 * sn / (theta * s) + 6.0 * (1.0 - c) / (s * s)
+    return (a_theta_theta - a_theta / theta) / (4.0 * s)
+
+
+def _beta_ss_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
+    """(β_θθ − β_θ/θ)/(4θ²) with β_θ = 2θ β_s."""
+    c, sn = jnp.cos(theta), jnp.sin(theta)
+    b_theta = -2.0 / (theta * s) - c / (theta * s) + 3.0 * sn / (s * s)
+    b_theta_theta = 6.0 / (s * s) + sn / (theta * s) + 6.0 * c / (s * s) - 12.0 * sn / (theta * s * s)
+    return (b_theta_theta - b_theta / theta) / (4.0 * s)
 
 
 @_jitted
 def sinc(s: ArrayLike) -> jax.Array:
     """sin θ / θ."""
-    return _series_or_closed(_SINC, lambda s, theta: jnp.sin(theta) / theta, s)
+    return _series_or_closed(_SINC, _sinc_closed, s)
 
 
 @_jitted
 def alpha(s: ArrayLike) -> jax.Array:
     """α = (1 − cos θ)/θ² = 2 sin²(θ/2)/θ²."""
-
-    def closed(s: jax.Array, theta: jax.Array) -> jax.Array:
-        half = jnp.sin(0.5 * theta)
-        return 2.0 * half * half / s
-
-    return _series_or_closed(_ALPHA, closed, s)
+    return _series_or_closed(_ALPHA, _alpha_closed, s)
 
 
 @_jitted
 def beta(s: ArrayLike) -> jax.Array:
     """β = (θ − sin θ)/θ³."""
-    return _series_or_closed(_BETA, lambda s, theta: (theta - jnp.sin(theta)) / (theta * s), s)
+    return _series_or_closed(_BETA, _beta_closed, s)
 
 
 @_jitted
 def gamma(s: ArrayLike) -> jax.Array:
     """γ = 1/θ² − cot(θ/2)/(2θ), the θ̂² coefficient of (d^L exp_ξ)⁻¹ on SO(3)."""
-    return _series_or_closed(_GAMMA, lambda s, theta: 1.0 / s - 1.0 / (2.0 * theta * jnp.tan(0.5 * theta)), s)
+    return _series_or_closed(_GAMMA, _gamma_closed, s)
 
 
 @_jitted
 def sinc_s(s: ArrayLike) -> jax.Array:
     """d(sin θ/θ)/ds = (θ cos θ − sin θ)/(2θ³)."""
-    return _series_or_closed(
-        _SINC_S, lambda s, theta: (theta * jnp.cos(theta) - jnp.sin(theta)) / (2.0 * theta * s), s
-    )
+    return _series_or_closed(_SINC_S, _sinc_s_closed, s)
 
 
 @_jitted
 def alpha_s(s: ArrayLike) -> jax.Array:
     """dα/ds = (θ sin θ / 2 − (1 − cos θ))/θ⁴."""
-    return _series_or_closed(
-        _ALPHA_S, lambda s, theta: (0.5 * theta * jnp.sin(theta) - (1.0 - jnp.cos(theta))) / (s * s), s
-    )
+    return _series_or_closed(_ALPHA_S, _alpha_s_closed, s)
 
 
 @_jitted
 def beta_s(s: ArrayLike) -> jax.Array:
     """dβ/ds = (θ(1 − cos θ) − 3(θ − sin θ))/(2θ⁵)."""
-
-    def closed(s: jax.Array, theta: jax.Array) -> jax.Array:
-        return (theta * (1.0 - jnp.cos(theta)) - 3.0 * (theta - jnp.sin(theta))) / (2.0 * theta * s * s)
-
-    return _series_or_closed(_BETA_S, closed, s)
+    return _series_or_closed(_BETA_S, _beta_s_closed, s)
 
 
 @_jitted
 def alpha_ss(s: ArrayLike) -> jax.Array:
-    """d²α/ds² = (α_θθ − α_θ/θ)/(4θ²) with α_θ = 2θ α_s."""
-
-    def closed(s: jax.Array, theta: jax.Array) -> jax.Array:
-        c, sn = jnp.cos(theta), jnp.sin(theta)
-        a_theta = sn / s - 2.0 * (1.0 - c) / (theta * s)
-        a_theta_theta = c / s - 4.0 * sn / (theta * s) + 6.0 * (1.0 - c) / (s * s)
-        return (a_theta_theta - a_theta / theta) / (4.0 * s)
-
-    return _series_or_closed(_ALPHA_SS, closed, s)
+    """d²α/ds²."""
+    return _series_or_closed(_ALPHA_SS, _alpha_ss_closed, s)
 
 
 @_jitted
 def beta_ss(s: ArrayLike) -> jax.Array:
-    """d²β/ds² = (β_θθ − β_θ/θ)/(4θ²) with β_θ = 2θ β_s."""
+    """d²β/ds²."""
+    return _series_or_closed(_BETA_SS, _beta_ss_closed, s)
 
-    def closed(s: jax.Array, theta: jax.Array) -> jax.Array:
-        c, sn = jnp.cos(theta), jnp.sin(theta)
-        b_theta = -2.0 / (theta * s) - c / (theta * s) + 3.0 * sn / (s * s)
-        b_theta_theta = 6.0 / (s * s) + sn / (theta * s) + 6.0 * c / (s * s) - 12.0 * sn / (theta * s * s)
-        return (b_theta_theta - b_theta / theta) / (4.0 * s)
 
-    return _series_or_closed(_BETA_SS, closed, s)
+class ExpCoefficients(NamedTuple):
+    """The coefficients of SO(3)'s exponential and its tangents at one s = θ²."""
+
+    sinc: jax.Array
+    alpha: jax.Array
+    beta: jax.Array
+    gamma: jax.Array
+    alpha_s: jax.Array
+    beta_s: jax.Array
+
+
+def _table(*series: tuple[float, ...]) -> NDArray[np.float64]:
+    """The series as columns, padded with zeros to _TERMS rows."""
+    return np.array([coeffs + (0.0,) * (_TERMS - len(coeffs)) for coeffs in series]).T
+
+
+_EXP_TABLE: Final = _table(_SINC, _ALPHA, _BETA, _GAMMA, _ALPHA_S, _BETA_S)
+_EXP_FORMS: Final = (_sinc_closed, _alpha_closed, _beta_closed, _gamma_closed, _alpha_s_closed, _beta_s_closed)
+_EXP_S_TABLE: Final = _table(_SINC_S, _ALPHA_S, _BETA_S, _GAMMA_S, _ALPHA_SS, _BETA_SS)
+_EXP_S_FORMS: Final = (_sinc_s_closed, _alpha_s_closed, _beta_s_closed, _gamma_s_closed, _alpha_ss_closed,
+                       _beta_ss_closed)
+
+
+@jax.custom_jvp
+def _exp_stack(s: jax.Array) -> jax.Array:
+    return _stacked(_EXP_TABLE, _EXP_FORMS, s)
+
+
+@_exp_stack.defjvp
+def _exp_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    """The six derivatives in s, summed the same way: a tangent then costs one product, where
+    differentiating the stacked sum carries every tangent through its twenty terms."""
+    (s,), (ds,) = primals, tangents
+    return _exp_stack(s), _stacked(_EXP_S_TABLE, _EXP_S_FORMS, s) * ds[..., None]
+
+
+def _exp_coefficients(s: ArrayLike) -> ExpCoefficients:
+    """sinc, α, β, γ, α_s and β_s at s together: one Horner sum on the stacked series and one
+    closed form each, where the six single functions compile to a dozen small XLA kernels and more
+    for their derivatives (a VPRK step on SO(3) with exp evaluates them at every stage)."""
+    both = _exp_stack(jnp.asarray(s, dtype=float))
+    return ExpCoefficients(*(both[..., k] for k in range(len(_EXP_FORMS))))
+
+
+exp_coefficients: Final = cast(Callable[[ArrayLike], ExpCoefficients], jax.jit(_exp_coefficients))

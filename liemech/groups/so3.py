@@ -65,8 +65,8 @@ def _combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | fl
     """(a I + b ŵ + c w wᵀ) v = a v + b w × v + c (w·v) w, without the matrix. VPRK applies dτ, dτᵀ
     and ddτᵀ to vectors only; for cay, as cross products they compile to fewer XLA kernels than the
     3 × 3 matrices and their products (Lobatto-3 on the heavy top: 125 + 3 × 44 kernels a step
-    instead of 144 + 3 × 54, a step about 30 % faster). For exp the same forms saved nothing
-    measurable (J(ξ) is shared by dτ and dτᵀ, and its series dominate), so exp keeps the matrices."""
+    instead of 144 + 3 × 54, a step about 30 % faster). exp uses them too, with its six
+    coefficients from one stacked sum (``series.exp_coefficients``)."""
     w, v = jnp.asarray(w, dtype=float), jnp.asarray(v, dtype=float)
     out = a * v + b * jnp.cross(w, v)
     return out if isinstance(c, float) and c == 0.0 else out + c * (w @ v) * w
@@ -76,15 +76,15 @@ def dexp(w: ArrayLike) -> jax.Array:
     """J(ω) = d^L exp_ω = I − α ω̂ + β ω̂² (the tangent with d/dε exp(ω+εv) = exp(ω) (J v)^)."""
     w = jnp.asarray(w, dtype=float)
     s = w @ w
-    b = series.beta(s)
-    return _combine(1.0 - b * s, -series.alpha(s), b, w)
+    k = series.exp_coefficients(s)
+    return _combine(1.0 - k.beta * s, -k.alpha, k.beta, w)
 
 
 def dexp_inv(w: ArrayLike) -> jax.Array:
     """J(ω)⁻¹ = I + ½ ω̂ + γ ω̂², γ = 1/θ² − cot(θ/2)/(2θ)."""
     w = jnp.asarray(w, dtype=float)
     s = w @ w
-    g = series.gamma(s)
+    g = series.exp_coefficients(s).gamma
     return _combine(1.0 - g * s, 0.5, g, w)
 
 
@@ -92,13 +92,14 @@ def dexp_directional(w: ArrayLike, u: ArrayLike) -> jax.Array:
     """d/dε J(ω + εu)|₀ = −2α_s(ω·u) ω̂ − α û + 2β_s(ω·u) ω̂² + β(ûω̂ + ω̂û)."""
     w, u = jnp.asarray(w, dtype=float), jnp.asarray(u, dtype=float)
     s = w @ w
+    k = series.exp_coefficients(s)
     wu = w @ u
     W, U = hat3(w), hat3(u)
     return (
-        -2.0 * series.alpha_s(s) * wu * W
-        - series.alpha(s) * U
-        + 2.0 * series.beta_s(s) * wu * (W @ W)
-        + series.beta(s) * (U @ W + W @ U)
+        -2.0 * k.alpha_s * wu * W
+        - k.alpha * U
+        + 2.0 * k.beta_s * wu * (W @ W)
+        + k.beta * (U @ W + W @ U)
     )
 
 
@@ -110,8 +111,8 @@ def dexp_derivative(w: ArrayLike, eta: ArrayLike) -> jax.Array:
     """
     w, eta = jnp.asarray(w, dtype=float), jnp.asarray(eta, dtype=float)
     s = w @ w
-    a, b = series.alpha(s), series.beta(s)
-    a_s, b_s = series.alpha_s(s), series.beta_s(s)
+    k = series.exp_coefficients(s)
+    a, b, a_s, b_s = k.alpha, k.beta, k.alpha_s, k.beta_s
     W = hat3(w)
     w_eta = W @ eta
     return (
@@ -128,9 +129,9 @@ def dexp_second_derivative(w: ArrayLike, u: ArrayLike, eta: ArrayLike) -> jax.Ar
     """
     w, u, eta = jnp.asarray(w, dtype=float), jnp.asarray(u, dtype=float), jnp.asarray(eta, dtype=float)
     s = w @ w
-    a_s, b_s = series.alpha_s(s), series.beta_s(s)
+    k = series.exp_coefficients(s)
+    a_s, b_s, b = k.alpha_s, k.beta_s, k.beta
     a_ss, b_ss = series.alpha_ss(s), series.beta_ss(s)
-    b = series.beta(s)
     wu = w @ u
     W, U, E = hat3(w), hat3(u), hat3(eta)
     w_eta = W @ eta  # ω̂η
@@ -247,8 +248,8 @@ class SO3Exp(Retraction[Matrix]):
         """exp(ξ̂) = I + (sin θ/θ) ξ̂ + α ξ̂², α = (1 − cos θ)/θ², written as cos θ I + … ."""
         expect_shape(xi, (3,), "xi")
         s = xi @ xi
-        a = series.alpha(s)
-        return _combine(1.0 - a * s, series.sinc(s), a, xi)
+        k = series.exp_coefficients(s)
+        return _combine(1.0 - k.alpha * s, k.sinc, k.alpha, xi)
 
     def tau_inv(self, g: Matrix) -> Vector:
         return log_rotation(self._group.check_point(g))
@@ -270,6 +271,40 @@ class SO3Exp(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         return dexp_inv(xi) @ dexp_derivative(xi, eta)
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, v: VectorLike) -> jax.Array:
+        """J(ξ) v = (1 − βθ²) v − α ξ×v + β (ξ·v) ξ."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(v, (3,), "v")
+        s = xi @ xi
+        k = series.exp_coefficients(s)
+        return _combine_times(1.0 - k.beta * s, -k.alpha, k.beta, xi, v)
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """J(ξ)ᵀ μ = (1 − βθ²) μ + α ξ×μ + β (ξ·μ) ξ."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(mu, (3,), "mu")
+        s = xi @ xi
+        k = series.exp_coefficients(s)
+        return _combine_times(1.0 - k.beta * s, k.alpha, k.beta, xi, mu)
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """(J⁻¹K)ᵀ μ = Kᵀ w with w = J⁻ᵀμ = (1 − γθ²) μ − ½ ξ×μ + γ (ξ·μ) ξ and, from K of
+        ``dexp_derivative``, Kᵀw = 2(β_s ξ×(ξ×η) − α_s ξ×η)·w ξ + α w×η − β (w×(ξ×η) + (w×ξ)×η)."""
+        expect_shape(xi, (3,), "xi")
+        expect_shape(eta, (3,), "eta")
+        expect_shape(mu, (3,), "mu")
+        xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
+        s = xi @ xi
+        k = series.exp_coefficients(s)
+        w = _combine_times(1.0 - k.gamma * s, -0.5, k.gamma, xi, mu)
+        xi_eta = jnp.cross(xi, eta)
+        radial = 2.0 * (k.beta_s * jnp.cross(xi, xi_eta) - k.alpha_s * xi_eta) @ w
+        return (radial * xi + k.alpha * jnp.cross(w, eta)
+                - k.beta * (jnp.cross(w, xi_eta) + jnp.cross(jnp.cross(w, xi), eta)))
 
 
 class SO3Cayley(Retraction[Matrix]):
