@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import liemech as lm
+from liemech.numerics.block_tree import tree_structure
 from liemech.solvers.compiled_newton import NewtonOutcome, Status, solve
 
 # The real root of x³ + x − 1 by Cardano's formula.
@@ -92,3 +93,19 @@ def test_the_residual_is_traced_once_and_its_root_stays_differentiable() -> None
     differences = (cardano_root(a + step) - cardano_root(a - step)) / (2 * step)
     assert abs(float(value) - cardano_root(a)) <= 1e-15
     assert abs(float(tangent) - differences) <= 1e-9 and abs(float(gradient) - differences) <= 1e-9
+
+
+def test_a_residual_of_pieces_is_solved_whole_and_a_structure_split_elsewhere_is_refused() -> None:
+    """x³ + y − 1 = 0, y − x = 0 with x and y passed apart (``parts``): the root is Cardano's for
+    both; a block-tree structure whose pieces split the unknowns elsewhere is refused by name."""
+
+    def residual(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jnp.concatenate([x ** 3 + y - 1.0, y - x])
+
+    outcome = jax.jit(lambda x0: solve(residual, x0, lm.NewtonOptions(), jnp.asarray(1.0), parts=(1,)))(jnp.ones(2))
+    assert int(outcome.status) == Status.CONVERGED
+    np.testing.assert_allclose(outcome.x, [ROOT, ROOT], rtol=0, atol=1e-15)
+    structure = tree_structure(np.ones((2, 2), dtype=bool), np.zeros(2, dtype=np.int64), parts=(1,))
+    assert structure is not None
+    with pytest.raises(ValueError, match=r"parts \(0,\) differ from the block-tree structure's \(1,\)"):
+        solve(residual, jnp.ones(2), lm.NewtonOptions(), jnp.asarray(1.0), structure, parts=(0,))

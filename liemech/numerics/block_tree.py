@@ -234,11 +234,11 @@ def tree_jacobian(fun: Callable[..., jax.Array], x: jax.Array, structure: TreeSt
     they skip what only the others reach (a step's multipliers enter its equations linearly, through
     the constraint forces alone, where its velocities enter everything)."""
     pieces, bounds = jnp.split(x, structure.parts), (0, *structure.parts, structure.size)
-    compressed, first = [], 0
+    compressed = []
     for p, count in enumerate(structure.part_counts):
         if count == 0:  # a piece without unknowns
             continue
-        colours = structure.colours[bounds[p]:bounds[p + 1]] - first
+        colours = structure.colours[bounds[p]:bounds[p + 1]] - sum(structure.part_counts[:p])
         seeds = jnp.asarray(np.eye(count)[colours].T, dtype=x.dtype)
 
         def along(seed: jax.Array, p: int = p) -> jax.Array:
@@ -246,7 +246,6 @@ def tree_jacobian(fun: Callable[..., jax.Array], x: jax.Array, structure: TreeSt
             return tangent
 
         compressed.append(jax.vmap(along)(seeds))
-        first += count
     values = jnp.append(jnp.concatenate(compressed).ravel(), jnp.zeros((), x.dtype))
     return TreeBlocks(values[structure.diagonal_gather] + structure.padding,
                       values[structure.upper_gather], values[structure.lower_gather])

@@ -7,7 +7,7 @@ size of the terms that make up the equations (for the momentum equations, max(1,
 the size of the unknowns, so an unbounded angle cannot loosen the test.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import Any, NamedTuple
 
@@ -57,21 +57,24 @@ less than this factor with the current one."""
 
 def solve(
     residual: Callable[..., jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
-    structure: block_tree.TreeStructure | None = None,
+    structure: block_tree.TreeStructure | None = None, parts: Sequence[int] | None = None,
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
     given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
-    columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes x, or with a
-    structure the pieces of x split at ``structure.parts``.
+    columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes the pieces of
+    x split at ``parts`` (``numpy.split``'s indices; by default the structure's, or x whole); a
+    structure must split x where ``parts`` does.
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
     iterates are never differentiated."""
-    parts = () if structure is None else structure.parts
-    of_pieces = traced_once(residual, *jnp.split(x0, parts))
+    parts = tuple(parts) if parts is not None else () if structure is None else structure.parts
+    if structure is not None and structure.parts != parts:
+        raise ValueError(f"parts {parts} differ from the block-tree structure's {structure.parts}")
+    of_pieces = traced_once(residual, *_split(x0, parts))
 
     def flat(x: jax.Array) -> jax.Array:
-        return of_pieces(*jnp.split(x, parts))
+        return of_pieces(*_split(x, parts))
 
     def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, jax.Array]:
         end = _iterate(f, of_pieces, start, options, scale, structure)
@@ -83,6 +86,10 @@ def solve(
 
     x, (iterations, norm, status) = jax.lax.custom_root(flat, x0, newton, tangent_solve, has_aux=True)
     return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
+
+
+def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
+    return jnp.split(x, parts) if parts else [x]
 
 
 def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,

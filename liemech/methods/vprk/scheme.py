@@ -314,10 +314,15 @@ class VPRKEquations(Generic[P]):
             return self._continuous_multiplier(c.g, c.mu, c.t)[self._m_holonomic:]
         return c.lam
 
+    @property
+    def _parts(self) -> tuple[int, int]:
+        """Where the unknowns split into H, Λ and ν (``step_pattern.step_parts`` on the tree path)."""
+        s, free = self._s, self._s - self._first_free
+        return s * self._n, s * self._n + free * self._m
+
     def _pieces(self, x: jax.Array) -> list[jax.Array]:
         """The unknowns H, Λ and ν (empty unless on the block-tree path)."""
-        s, free = self._s, self._s - self._first_free
-        return jnp.split(x, (s * self._n, s * self._n + free * self._m))
+        return jnp.split(x, self._parts)
 
     def _stages(self, pieces: Sequence[jax.Array], c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
         s, n, m, m_holonomic = self._s, self._n, self._m, self._m_holonomic
@@ -414,12 +419,8 @@ class VPRKEquations(Generic[P]):
         c = cast(_Carry[P], carry)
         lam_k = self._entering(c)
         stages = traced_once(lambda *pieces: self._stages(pieces, c, lam_k, h), *self._pieces(c.guess))
-        if self._tree is None:
-            outcome = compiled_newton.solve(lambda x: stages(*self._pieces(x)).residual, c.guess, self._newton,
-                                            jnp.max(jnp.abs(c.mu)))
-        else:  # the tree's pieces are H, Λ and ν (``step_pattern.step_parts``)
-            outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
-                                            jnp.max(jnp.abs(c.mu)), self._tree)
+        outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
+                                        jnp.max(jnp.abs(c.mu)), self._tree, self._parts)
         end = stages(*self._pieces(outcome.x))
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
         work = c.work + end.work
