@@ -79,12 +79,14 @@ def test_plane_basis(normal: tuple[float, float, float]) -> None:
 
 def test_default_and_inclined_planes() -> None:
     """The default plane is z = 0 at rest with the basis (e_x, e_y) exactly; ``Plane.inclined(α)``
-    has n = (sin α, 0, cos α) and the downhill direction (cos α, 0, −sin α) as t₁."""
+    has n = (sin α, 0, cos α) and the downhill direction (cos α, 0, −sin α) as t₁, to the two ulps
+    that normalising n may round (one ulp of cos α is 1.1e-16; machines differ in that last bit)."""
     assert Plane() == Plane((0, 0, 2), 0) and np.array_equal(Plane().tangents, np.eye(3)[:2])
     tilted = Plane.inclined(SLOPE)
-    assert np.allclose(tilted.unit_normal, [math.sin(SLOPE), 0.0, math.cos(SLOPE)], rtol=0.0, atol=1e-16)
+    two_ulps = 2 * np.spacing(math.cos(SLOPE))
+    assert np.allclose(tilted.unit_normal, [math.sin(SLOPE), 0.0, math.cos(SLOPE)], rtol=0.0, atol=two_ulps)
     assert np.allclose(tilted.tangents, [[math.cos(SLOPE), 0.0, -math.sin(SLOPE)], [0.0, 1.0, 0.0]], rtol=0.0,
-                       atol=1e-16)
+                       atol=two_ulps)
 
 
 @pytest.mark.parametrize(("build", "error", "message"), [

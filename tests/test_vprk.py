@@ -279,7 +279,9 @@ def test_the_cayley_chart_of_se3_names_its_limit() -> None:
 
 def test_a_diverging_newton_solve_is_not_blamed_on_the_model() -> None:
     """Newton's iterates that overflow from a finite starting residual are reported as a
-    divergence with the last finite residual, not as a model returning NaN."""
+    divergence with the last finite residual, not as a model returning NaN. (At |v| = 40 the
+    residual grows to ~1e30 in 10 iterations and overflows in fewer than 15, of the 50 allowed; at
+    |v| = 50 the iterates may wander at ~1e98 for all 50, depending on the machine's round-off.)"""
     with pytest.raises(lm.ConvergenceError, match=r"Newton's iterates diverged") as caught:
-        lm.integrate(free_body_on_se3(50.0), lm.VPRK(lm.lobatto(2)), h=0.05, n_steps=20)
+        lm.integrate(free_body_on_se3(40.0), lm.VPRK(lm.lobatto(2)), h=0.05, n_steps=20)
     assert math.isfinite(caught.value.residual) and caught.value.residual > 1.0
