@@ -1,8 +1,10 @@
 """A chain of N heavy tops coupled by springs: µs per step and compile time against N, on
 ``ProductGroup(SO3(), …, SO3())`` (points a tuple of N rotations), on ``PowerGroup(SO3(), N)``
 (points one (N, 3, 3) stack), and on the power group with its ``BodySparsity`` (each top coupled
-to its neighbours: Newton's Jacobian from 3 × 9 directional derivatives, solved top by top), with
-VPRK Lobatto-3, cay, h = 0.01, and the fitted exponents of cost and compile time in N.
+to its neighbours: Newton's Jacobian from 3 × 9 directional derivatives, solved top by top), and
+on the power group with its sparsity and Newton's factors carried from step to step
+(``NewtonOptions(jacobian="carried")``), with VPRK Lobatto-3, cay, h = 0.01, and the fitted
+exponents of cost and compile time in N.
 
 V = Σ mg e₃ᵀR_iχ + k/2 Σ |R_{i+1}χ − R_iχ|², written once with jax.numpy over the stacked
 rotations; 𝕀 = diag(1, 2, 3.5) per body. The two groups give the same trajectory to round-off
@@ -54,7 +56,11 @@ def chain(n: int, kind: str) -> lm.Problem[Any]:
 
 
 def measure(n: int, kind: str) -> tuple[float, float]:
-    """(compile time in s, median µs per step)."""
+    """(compile time in s, median µs per step); ``carried``: the sparse chain with Newton's factors
+    carried from step to step."""
+    if kind == "carried":
+        return step_times(chain(n, "sparse"), lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions(jacobian="carried")),
+                          H, STEPS, CALLS)
     return step_times(chain(n, kind), lm.VPRK(lm.lobatto(3)), H, STEPS, CALLS)
 
 
@@ -62,13 +68,15 @@ def measure(n: int, kind: str) -> tuple[float, float]:
 def main() -> None:
     print(f"chain of N heavy tops, VPRK Lobatto-3 cay, h = {H}, {STEPS} steps, median of {CALLS}")
     print(f"{'N':>4}{'product µs/step':>18}{'compile s':>11}{'power µs/step':>16}{'compile s':>11}"
-          f"{'sparse µs/step':>16}{'compile s':>11}{'product/sparse':>16}")
-    rows: dict[str, list[tuple[float, float]]] = {"product": [], "power": [], "sparse": []}
+          f"{'sparse µs/step':>16}{'compile s':>11}{'carried µs/step':>17}{'compile s':>11}{'product/sparse':>16}"
+          f"{'product/carried':>17}")
+    rows: dict[str, list[tuple[float, float]]] = {"product": [], "power": [], "sparse": [], "carried": []}
     for n in SIZES:
         for kind in rows:
             rows[kind].append(measure(n, kind))
-        (cp, sp), (cw, sw), (cs, ss) = rows["product"][-1], rows["power"][-1], rows["sparse"][-1]
-        print(f"{n:>4}{sp:>18.1f}{cp:>11.2f}{sw:>16.1f}{cw:>11.2f}{ss:>16.1f}{cs:>11.2f}{sp / ss:>16.2f}", flush=True)
+        (cp, sp), (cw, sw), (cs, ss), (cc, sc) = (rows[kind][-1] for kind in rows)
+        print(f"{n:>4}{sp:>18.1f}{cp:>11.2f}{sw:>16.1f}{cw:>11.2f}{ss:>16.1f}{cs:>11.2f}{sc:>17.1f}{cc:>11.2f}"
+              f"{sp / ss:>16.2f}{sp / sc:>17.2f}", flush=True)
     if len(SIZES) > 1:
         for kind in rows:
             compile_s, per_step = zip(*rows[kind])

@@ -207,20 +207,26 @@ def test_chain_of_heavy_tops_matches_the_product_group() -> None:
     assert 2.5 <= error / error_half <= 6.0, (error, error_half)
 
 
-def test_chain_of_heavy_tops_with_its_sparsity_takes_the_same_steps() -> None:
-    """Told that each top couples to its neighbours only (``BodySparsity``), VPRK builds Newton's
-    Jacobian from 3 colours × 2 stages × 3 directional derivatives and solves it top by top: the
-    trajectory is that of the dense solve to round-off."""
-    n = 6
+def sparse_chain_of_tops(n: int = 6) -> lm.Problem[Any]:
+    """n tops on springs, slightly tilted and spinning, with the sparsity of a chain."""
     rng = np.random.default_rng(2)
     group = lm.PowerGroup(lm.SO3(), n)
     g0, eta0 = group.retraction("exp").tau(0.4 * rng.normal(size=3 * n)), rng.normal(size=3 * n)
     system = lm.MechanicalSystem(group, np.diag(np.tile([1.0, 2.0, 3.5], n)), chain_potential)
     tops = np.arange(n)
     sparsity = lm.BodySparsity(np.repeat(tops, 3), np.zeros(0, dtype=np.int64), np.stack([tops[:-1], tops[1:]], 1))
+    return lm.Problem(system, g0, eta0, sparsity=sparsity)
+
+
+def test_chain_of_heavy_tops_with_its_sparsity_takes_the_same_steps() -> None:
+    """Told that each top couples to its neighbours only (``BodySparsity``), VPRK builds Newton's
+    Jacobian from 3 colours × 2 stages × 3 directional derivatives and solves it top by top: the
+    trajectory is that of the dense solve to round-off."""
+    problem = sparse_chain_of_tops()
+    system, g0, eta0 = problem.system, problem.g0, problem.eta0
     method = lm.VPRK(lm.lobatto(2))
     sparse, dense = (lm.integrate(lm.Problem(system, g0, eta0, sparsity=s), method, h=0.01, n_steps=40)
-                     for s in (sparsity, None))
+                     for s in (problem.sparsity, None))
     np.testing.assert_allclose(sparse.mu, dense.mu, atol=1e-12 * np.max(np.abs(dense.mu)))
     with pytest.raises(ValueError, match="sparsity must label 18 coordinates"):
         lm.Problem(system, g0, eta0, sparsity=lm.BodySparsity(np.zeros(3, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 2), dtype=np.int64)))

@@ -323,7 +323,7 @@ CASES: list[Refusal] = [
     row("option", "NewtonOptions(roundoff_factor=nan), 0, inf", ValueError,
         r"roundoff_factor must be a finite number > 0",
         *[functools.partial(lm.NewtonOptions, roundoff_factor=r) for r in (NAN, 0.0, INF)]),
-    row("option", "NewtonOptions(jacobian='never')", ValueError, r"jacobian must be 'first', 'every' or 'refreshed'",
+    row("option", "NewtonOptions(jacobian='never')", ValueError, r"jacobian must be 'first', 'every', 'refreshed' or 'carried'",
         lambda: lm.NewtonOptions(jacobian="never")),  # type: ignore[arg-type]
     row("option", "NewtonOptions(update_after_check='yes')", ValueError,
         r"update_after_check must be True or False", lambda: lm.NewtonOptions(update_after_check="yes")),  # type: ignore[arg-type]
@@ -334,6 +334,13 @@ CASES: list[Refusal] = [
             lm.SimpsonVI, lm.MidpointVI)],
         lambda: lm.DiscreteGradientPenalty(10.0, newton="papers"),  # type: ignore[arg-type]
         lambda: lm.DiscreteGradientAugmentedLagrange(10.0, newton="papers")),  # type: ignore[arg-type]
+    row("option", "NewtonOptions(jacobian='carried') for a GGL, discrete-gradient, Simpson or midpoint scheme",
+        ValueError, r"jacobian='carried'\) needs a method that carries Newton's factors from step to step \(VPRK\)",
+        *[functools.partial(cls, newton=lm.NewtonOptions(jacobian="carried")) for cls in (
+            lm.GGLVariationalEuler, lm.GGLThetaA, lm.GGLThetaB, lm.GGLEnergyMomentum, lm.GonzalezEnergyMomentum,
+            lm.SimpsonVI, lm.MidpointVI, lm.DiscreteGradientMultiplier)],
+        lambda: lm.DiscreteGradientPenalty(10.0, newton=lm.NewtonOptions(jacobian="carried")),
+        lambda: lm.DiscreteGradientAugmentedLagrange(10.0, newton=lm.NewtonOptions(jacobian="carried"))),
     row("option", "VPRK(lobatto(3), newton={'tol': 1e-9}), DiscreteGradientMultiplier(newton='papers')", TypeError,
         r"newton must be a NewtonOptions",
         lambda: lm.VPRK(lm.lobatto(3), newton={"tol": 1e-9}),  # type: ignore[arg-type]

@@ -192,7 +192,7 @@ def test_simplified_and_full_newton_reach_the_same_solution() -> None:
     first = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(3)), h=0.1, t_final=1.0)
     assert np.max(np.abs(every.mu - first.mu)) <= 1e-14
     assert np.max(np.abs(every.g[-1] - first.g[-1])) <= 1e-14
-    with pytest.raises(ValueError, match="jacobian must be 'first', 'every' or 'refreshed'"):
+    with pytest.raises(ValueError, match="jacobian must be 'first', 'every', 'refreshed' or 'carried'"):
         lm.NewtonOptions(jacobian="never")  # type: ignore[arg-type]
 
 

@@ -115,7 +115,7 @@ class CompiledMethod(Method):
         """``Method.check``, and ``newton`` a NewtonOptions (for a method with a Newton solve)."""
         super().check(problem)
         if hasattr(self, "newton"):
-            newton_options(self.newton, NewtonOptions())
+            newton_options(self.newton, NewtonOptions(), carries=True)  # the constructor refused the rest
 
     def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
         """One compiled step at a time (for one-step maps; ``integrate`` runs whole chunks)."""

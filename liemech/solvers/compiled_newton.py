@@ -38,6 +38,7 @@ class NewtonOutcome(NamedTuple):
     iterations: jax.Array
     residual: jax.Array
     status: jax.Array
+    factors: Any = None  # jacobian="carried": the factors the solve ended with, for the next one
 
 
 class _Loop(NamedTuple):
@@ -55,15 +56,23 @@ REFRESH_CONTRACTION = 0.5
 less than this factor with the current one."""
 
 
+CARRIED_CONTRACTION = 0.01
+"""``jacobian="carried"``: the carried factors are replaced by the Jacobian at the iterate whose
+residual fell by less than this factor with them."""
+
+
 def solve(
     residual: Callable[..., jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
     structure: block_tree.TreeStructure | None = None, parts: Sequence[int] | None = None,
+    carried: Any = None,
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
     given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
     columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes the pieces of
     x split at ``parts`` (``numpy.split``'s indices; by default the structure's, or x whole); a
-    structure must split x where ``parts`` does.
+    structure must split x where ``parts`` does. With ``jacobian="carried"`` Newton starts from the
+    ``carried`` factors of an earlier solve (``unset_factors`` before the first) and returns the
+    factors it ended with in ``factors``.
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
@@ -71,21 +80,40 @@ def solve(
     parts = tuple(parts) if parts is not None else () if structure is None else structure.parts
     if structure is not None and structure.parts != parts:
         raise ValueError(f"parts {parts} differ from the block-tree structure's {structure.parts}")
+    if (options.jacobian == "carried") != (carried is not None):
+        raise ValueError("jacobian='carried' goes with the carried factors of an earlier solve, and only with it")
     of_pieces = traced_once(residual, *_split(x0, parts))
 
     def flat(x: jax.Array) -> jax.Array:
         return of_pieces(*_split(x, parts))
 
-    def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, jax.Array]:
-        end = _iterate(f, of_pieces, start, options, scale, structure)
+    def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, tuple[jax.Array, Any]]:
+        end, factors = _iterate(f, of_pieces, start, options, scale, structure, carried)
         # custom_root's auxiliary outputs must be floating point.
-        return end.x, jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status])
+        return end.x, (jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status]),
+                       jax.tree.map(lambda leaf: leaf.astype(float), factors))
 
     def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
         return lu.solve(jax.jacfwd(linear)(y), y)
 
-    x, (iterations, norm, status) = jax.lax.custom_root(flat, x0, newton, tangent_solve, has_aux=True)
-    return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32))
+    x, ((iterations, norm, status), factors) = jax.lax.custom_root(flat, x0, newton, tangent_solve, has_aux=True)
+    factors = jax.tree.map(lambda leaf, like: leaf.astype(like.dtype), factors, carried)
+    return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32), factors)
+
+
+def unset_factors(residual: Callable[..., jax.Array], x0: jax.Array, structure: block_tree.TreeStructure | None = None,
+                  parts: Sequence[int] | None = None) -> Any:
+    """Factors of the shapes ``solve`` carries, filled with NaN (and zero pivots): the first solve
+    that starts from them finds its update non-finite and evaluates the Jacobian at once."""
+    parts = tuple(parts) if parts is not None else () if structure is None else structure.parts
+
+    def factors_at(x: jax.Array) -> Any:
+        of_pieces = traced_once(residual, *_split(x, parts))
+        return _linear_algebra(lambda y: of_pieces(*_split(y, parts)), of_pieces, structure)[0](x)
+
+    shapes = jax.eval_shape(factors_at, x0)
+    return jax.tree.map(lambda leaf: jnp.full(leaf.shape, jnp.nan if jnp.issubdtype(leaf.dtype, jnp.floating) else 0,
+                                              leaf.dtype), shapes)
 
 
 def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
@@ -93,19 +121,28 @@ def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
 
 
 def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,
-             options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None) -> _Loop:
-    """Newton's loop from x0 to the stopping rule of ``options``; ``of_pieces`` is the residual of
-    the pieces of x (``solve``)."""
+             options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None,
+             carried: Any) -> tuple[_Loop, Any]:
+    """Newton's loop from x0 to the stopping rule of ``options``, and the factors it ended with
+    (``jacobian="carried"``; None otherwise); ``of_pieces`` is the residual of the pieces of x
+    (``solve``)."""
     x0 = jax.lax.stop_gradient(x0)
     factor, solve_with = _linear_algebra(residual, of_pieces, structure)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
 
-    def update(state: _Loop, factors: Any) -> _Loop:
+    def update(state: _Loop, factors: Any, probing: bool = False) -> _Loop:
+        """One iteration; ``probing`` (carried factors): an update that would not contract, or is
+        not finite, is not applied but ends the pass (``stalled``) for a fresh Jacobian."""
         r = residual(state.x)
         norm = jnp.max(jnp.abs(r))
         dx = solve_with(factors, r)
+        if probing:
+            # near round-off the residual's ratios are noise: no refresh below the plateau
+            contracts = (norm <= CARRIED_CONTRACTION * state.previous) | (norm <= plateau)
+            stalled = jnp.isfinite(norm) & (~contracts | ~jnp.all(jnp.isfinite(dx)))
+            dx = jnp.where(stalled, 0.0, dx)
         if options.tol is None:
             converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
             keep = jnp.asarray(False)
@@ -128,8 +165,8 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
             # a divergence reports the last finite residual, which says how far the iterates ran off
             norm=jnp.where(status == Status.DIVERGED, state.previous, norm),
             counted=jnp.where(keep, state.iteration, state.iteration + 1),
-            status=status,
-            stalled=norm > REFRESH_CONTRACTION * state.previous,
+            status=jnp.where(stalled & (status != Status.CONVERGED), Status.RUNNING, status) if probing else status,
+            stalled=stalled if probing else norm > REFRESH_CONTRACTION * state.previous,
         )
 
     def running(state: _Loop) -> jax.Array:
@@ -138,19 +175,26 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
     start = _Loop(x0, jnp.asarray(0), jnp.asarray(jnp.inf), jnp.asarray(jnp.inf), jnp.asarray(0),
                   jnp.asarray(Status.RUNNING), jnp.asarray(False))
     if options.jacobian == "every":
-        return jax.lax.while_loop(running, lambda state: update(state, factor(state.x)), start)
+        return jax.lax.while_loop(running, lambda state: update(state, factor(state.x)), start), None
     if options.jacobian == "first":
         first = factor(x0)
-        return jax.lax.while_loop(running, lambda state: update(state, first), start)
+        return jax.lax.while_loop(running, lambda state: update(state, first), start), None
 
     # Nested loops rather than a conditional refactorisation: under vmap (ensembles, flow) a
     # conditional becomes a select that would evaluate the Jacobian at every iteration.
-    def simplified(state: _Loop) -> _Loop:
-        factors = factor(state.x)
+    def until_stalled(state: _Loop, factors: Any) -> _Loop:
         fresh = state._replace(previous=jnp.asarray(jnp.inf), stalled=jnp.asarray(False))
         return jax.lax.while_loop(lambda s: running(s) & ~s.stalled, lambda s: update(s, factors), fresh)
 
-    return jax.lax.while_loop(running, simplified, start)
+    if options.jacobian == "refreshed":
+        return jax.lax.while_loop(running, lambda state: until_stalled(state, factor(state.x)), start), None
+
+    def refreshed(pair: tuple[_Loop, Any]) -> tuple[_Loop, Any]:
+        factors = factor(pair[0].x)
+        return until_stalled(pair[0], factors), factors
+
+    probed = jax.lax.while_loop(lambda s: running(s) & ~s.stalled, lambda s: update(s, carried, probing=True), start)
+    return jax.lax.while_loop(lambda pair: running(pair[0]), refreshed, (probed, carried))
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],

@@ -39,12 +39,15 @@ class NewtonOptions:
     guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate;
     ``"refreshed"`` is simplified Newton that re-evaluates it at the iterate whose residual fell by
     less than half with the current one (a Jacobian per step while the iteration contracts, more
-    where a frozen one would stall)."""
+    where a frozen one would stall); ``"carried"`` (VPRK) starts each step with the factors the
+    last one ended with, and evaluates the Jacobian again, as ``"refreshed"`` does, once an update
+    from them would not halve the residual: far fewer Jacobians where the step's Jacobian changes
+    slowly from step to step, one wasted iteration per step where it does not."""
 
     tol: float | None = None
     max_iterations: int = 50
     roundoff_factor: float = 16.0
-    jacobian: Literal["first", "every", "refreshed"] = "first"
+    jacobian: Literal["first", "every", "refreshed", "carried"] = "first"
     update_after_check: bool = False
 
     def __post_init__(self) -> None:
@@ -55,8 +58,8 @@ class NewtonOptions:
                                                          requirement="be None or a finite number > 0"))
         object.__setattr__(self, "max_iterations", checked_count(self.max_iterations, "max_iterations"))
         object.__setattr__(self, "roundoff_factor", checked_real(self.roundoff_factor, "roundoff_factor", 0.0))
-        if self.jacobian not in ("first", "every", "refreshed"):
-            raise ValueError(f"jacobian must be 'first', 'every' or 'refreshed', got {self.jacobian!r}")
+        if self.jacobian not in ("first", "every", "refreshed", "carried"):
+            raise ValueError(f"jacobian must be 'first', 'every', 'refreshed' or 'carried', got {self.jacobian!r}")
         object.__setattr__(self, "update_after_check", checked_flag(self.update_after_check, "update_after_check"))
 
     @classmethod
@@ -72,11 +75,15 @@ class NewtonOptions:
         return cls(tol=1e-9, max_iterations=40, jacobian="every", update_after_check=True)
 
 
-def newton_options(newton: object, default: NewtonOptions) -> NewtonOptions:
-    """A method's ``newton`` argument: ``default`` for None, else NewtonOptions or TypeError."""
+def newton_options(newton: object, default: NewtonOptions, carries: bool = False) -> NewtonOptions:
+    """A method's ``newton`` argument: ``default`` for None, else NewtonOptions or TypeError;
+    ``jacobian="carried"`` only for a method that ``carries`` Newton's factors from step to step."""
     if newton is None:
         return default
     if not isinstance(newton, NewtonOptions):
         raise TypeError(f"newton must be a NewtonOptions (e.g. lm.NewtonOptions(tol=1e-9)) or None, "
                         f"got {type(newton).__name__}")
+    if newton.jacobian == "carried" and not carries:
+        raise ValueError("NewtonOptions(jacobian='carried') needs a method that carries Newton's factors from step "
+                         "to step (VPRK); this one starts every step afresh: use jacobian='first' or 'refreshed'")
     return newton

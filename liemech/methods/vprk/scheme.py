@@ -151,7 +151,7 @@ class VPRK(CompiledMethod):
             raise ValueError(f"tableau {tableau.name}: VPRK divides by b_i, which must all be nonzero")
         self.tableau = tableau
         self.retraction: RetractionKind = retraction
-        self.newton = newton_options(newton, NewtonOptions())
+        self.newton = newton_options(newton, NewtonOptions(), carries=True)
         self.nonholonomic_multiplier: NonholonomicMultiplier = nonholonomic_multiplier
         self.carried_drift_limit = None if carried_drift_limit is None else checked_real(
             carried_drift_limit, "carried_drift_limit", 0.0, requirement="be None or a positive finite number")
@@ -224,6 +224,7 @@ class _Carry(NamedTuple, Generic[P]):
     t: jax.Array  # the node's time, which an external force depends on
     work: jax.Array  # the external force's work since the run's first node
     solution: jax.Array  # the unknowns of the step that reached this node (at the start: the guess)
+    factors: Any = None  # NewtonOptions(jacobian="carried"): Newton's factors at the end of that step
 
 
 class _Stages(NamedTuple, Generic[P]):
@@ -297,8 +298,12 @@ class VPRKEquations(Generic[P]):
         lam = jnp.zeros(0) if state.lam is None else jnp.asarray(state.lam)
         momentum = [jnp.asarray(state.mu)] if self._momentum_unknown else []
         guess = jnp.concatenate([jnp.tile(jnp.asarray(state.eta), s), jnp.tile(lam, s - self._first_free)] + momentum)
-        return _Carry(state.g, jnp.asarray(state.mu), lam, guess, jnp.asarray(state.t, dtype=float), jnp.zeros(()),
-                      guess)
+        c = _Carry(state.g, jnp.asarray(state.mu), lam, guess, jnp.asarray(state.t, dtype=float), jnp.zeros(()), guess)
+        if self._newton.jacobian != "carried":
+            return c
+        lam_k = self._entering(c)
+        return c._replace(factors=compiled_newton.unset_factors(
+            lambda *pieces: self._stages(pieces, c, lam_k, jnp.ones(())).residual, guess, self._tree, self._parts))
 
     def _multiplier(self, g: P, mu: jax.Array, t: jax.Array) -> jax.Array:
         """λ(g, η(μ), t), the multiplier of the continuous equations (holonomic part first)."""
@@ -420,7 +425,7 @@ class VPRKEquations(Generic[P]):
         lam_k = self._entering(c)
         stages = traced_once(lambda *pieces: self._stages(pieces, c, lam_k, h), *self._pieces(c.guess))
         outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
-                                        jnp.max(jnp.abs(c.mu)), self._tree, self._parts)
+                                        jnp.max(jnp.abs(c.mu)), self._tree, self._parts, c.factors)
         end = stages(*self._pieces(outcome.x))
         eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
         work = c.work + end.work
@@ -438,5 +443,5 @@ class VPRKEquations(Generic[P]):
         # starts the next solve O(h²) from its root, where the last solution is O(h) away: about 1.4
         # fewer simplified-Newton iterations per step (6.0 → 4.6 on the chaotic nonholonomic system).
         guess = 2.0 * outcome.x - c.solution
-        return _Carry(end.g_next, end.mu_next, end.lam_next, guess, c.t + h, work, outcome.x), node(
+        return _Carry(end.g_next, end.mu_next, end.lam_next, guess, c.t + h, work, outcome.x, outcome.factors), node(
             end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, residual, status, extras)
