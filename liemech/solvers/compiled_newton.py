@@ -48,7 +48,7 @@ class _Loop(NamedTuple):
     norm: jax.Array
     counted: jax.Array
     status: jax.Array
-    stalled: jax.Array  # jacobian="refreshed": the last update contracted too little
+    stalled: jax.Array  # jacobian="refreshed" or "carried": the last update contracted too little
 
 
 REFRESH_CONTRACTION = 0.5
