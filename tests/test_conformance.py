@@ -144,16 +144,20 @@ def test_stacked_exp_coefficients_and_their_derivative_rule_equal_autodiff_of_th
 
 
 @pytest.mark.parametrize("angle", [1e-3, 1.0, 2.5])
-def test_so3_exp_applies_its_tangents_to_vectors_as_the_matrices_do(angle: float) -> None:
-    """dτ v, dτᵀμ and ddτ(ξ, η)ᵀμ in vector form equal the matrices of dexp, dexp⁻¹ and K on
-    either branch of the coefficients (θ = 2.5 is above the series' switch)."""
+@pytest.mark.parametrize("group", [lm.SO3(), lm.SE3()], ids=repr)
+def test_exp_applies_its_tangents_to_vectors_as_the_matrices_do(group: lm.LieGroup[lm.Matrix], angle: float) -> None:
+    """dτ η, dτᵀμ and ddτ(ξ, η)ᵀμ in vector form equal the matrices built from dexp, dexp⁻¹, K and
+    L on either branch of the coefficients (a rotation by 2.5 is above the series' switch), and so
+    does SE(3)'s Ad*."""
     rng = np.random.default_rng(11)
-    tau = lm.SO3().retraction("exp")
-    direction = rng.normal(size=3)
-    xi, eta, mu = angle * direction / np.linalg.norm(direction), rng.normal(size=3), rng.normal(size=3)
-    np.testing.assert_allclose(tau.dtau_times(xi, eta), tau.dtau(xi) @ eta, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(tau.dtau_star(xi, mu), tau.dtau(xi).T @ mu, rtol=0, atol=1e-15)
-    np.testing.assert_allclose(tau.ddtau_star(xi, eta, mu), tau.ddtau(xi, eta).T @ mu, rtol=0, atol=2e-15)
+    tau = group.retraction("exp")
+    xi, eta, mu = (rng.normal(size=group.dim) for _ in range(3))
+    xi[-3:] *= angle / np.linalg.norm(xi[-3:])
+    np.testing.assert_allclose(tau.dtau_times(xi, eta), tau.dtau(xi) @ eta, rtol=0, atol=1e-15 * group.dim)
+    np.testing.assert_allclose(tau.dtau_star(xi, mu), tau.dtau(xi).T @ mu, rtol=0, atol=1e-15 * group.dim)
+    np.testing.assert_allclose(tau.ddtau_star(xi, eta, mu), tau.ddtau(xi, eta).T @ mu, rtol=0, atol=1e-15 * group.dim)
+    g = group.random_point(rng)
+    np.testing.assert_allclose(group.Ad_star(g, mu), group.Ad(g).T @ mu, rtol=0, atol=1e-15 * group.dim)
 
 
 def test_report_lists_every_check() -> None:

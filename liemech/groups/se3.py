@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.groups import so3
+from liemech.groups import series, so3
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
 from liemech.groups.matrix_group import MatrixGroup
@@ -25,6 +25,12 @@ CUT_LOCUS_TOL: Final = so3.CUT_LOCUS_TOL
 
 def _block_triangular(diagonal: ArrayLike, upper: ArrayLike) -> jax.Array:
     return jnp.block([[diagonal, upper], [jnp.zeros((3, 3)), diagonal]])
+
+
+def _halves(xi: VectorLike, eta: VectorLike) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """(v, ω) of ξ and the halves of η."""
+    xi, eta = jnp.asarray(xi, dtype=float), jnp.asarray(eta, dtype=float)
+    return xi[:3], xi[3:], eta[:3], eta[3:]
 
 
 def _homogeneous(rotation: ArrayLike, translation: ArrayLike) -> jax.Array:
@@ -68,6 +74,14 @@ class SE3(MatrixGroup):
     def ad(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
         return _block_triangular(so3.hat3(xi[3:]), so3.hat3(xi[:3]))
+
+    @array_method
+    def Ad_star(self, g: Matrix, mu: VectorLike) -> jax.Array:
+        """Ad_gᵀ μ = (Rᵀμ_v, Rᵀ(μ_ω − p×μ_v)), without the 6 × 6 matrix."""
+        expect_shape(g, (4, 4), "g")
+        expect_shape(mu, (6,), "mu")
+        R_T, mu = g[:3, :3].T, jnp.asarray(mu, dtype=float)
+        return jnp.concatenate([R_T @ mu[:3], R_T @ (mu[3:] - jnp.cross(g[:3, 3], mu[:3]))])
 
     def check_point(self, g: object, name: str = "g") -> Matrix:
         return checked_rigid_motion(g, 3, name)
@@ -125,3 +139,41 @@ class SE3Exp(Retraction[Matrix]):
         upper = so3.dexp_derivative(w, eta[:3]) + so3.dexp_second_derivative(w, v, eta[3:])
         M = _block_triangular(so3.dexp_derivative(w, eta[3:]), upper)
         return self.dtau_inv(xi) @ M
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
+        """dτ η = (J η_v + B η_ω, J η_ω), without the 6 × 6 matrix."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(eta, (6,), "eta")
+        v, w, eta_v, eta_w = _halves(xi, eta)
+        k = series.exp_coefficients(w @ w)
+        return jnp.concatenate([so3.dexp_times(w, eta_v, k) + so3.dexp_directional_times(w, v, eta_w, k),
+                                so3.dexp_times(w, eta_w, k)])
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """dτᵀ μ = (Jᵀ μ_v, Bᵀ μ_v + Jᵀ μ_ω)."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(mu, (6,), "mu")
+        v, w, mu_v, mu_w = _halves(xi, mu)
+        k = series.exp_coefficients(w @ w)
+        return jnp.concatenate([so3.dexp_times(w, mu_v, k, transposed=True),
+                                so3.dexp_directional_times(w, v, mu_v, k, transposed=True)
+                                + so3.dexp_times(w, mu_w, k, transposed=True)])
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """(dτ⁻¹M)ᵀ μ = Mᵀ(a, b) with (a, b) = dτ⁻ᵀμ: a = J⁻ᵀμ_v, b = J⁻ᵀ(μ_ω − Bᵀa), and
+        Mᵀ(a, b) = (K(ω, η_ω)ᵀa, K(ω, η_v)ᵀa + L(ω, v, η_ω)ᵀa + K(ω, η_ω)ᵀb) (M of ``ddtau``)."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(eta, (6,), "eta")
+        expect_shape(mu, (6,), "mu")
+        v, w, eta_v, eta_w = _halves(xi, eta)
+        mu = jnp.asarray(mu, dtype=float)
+        k = series.exp_coefficients(w @ w)
+        a = so3.dexp_inv_star(w, mu[:3], k)
+        b = so3.dexp_inv_star(w, mu[3:] - so3.dexp_directional_times(w, v, a, k, transposed=True), k)
+        return jnp.concatenate([
+            so3.dexp_derivative_star(w, eta_w, a, k),
+            so3.dexp_derivative_star(w, eta_v, a, k) + so3.dexp_second_derivative_star(w, v, eta_w, a, k)
+            + so3.dexp_derivative_star(w, eta_w, b, k)])

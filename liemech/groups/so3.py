@@ -150,6 +150,52 @@ def dexp_second_derivative(w: ArrayLike, u: ArrayLike, eta: ArrayLike) -> jax.Ar
     )
 
 
+def dexp_times(w: jax.Array, x: jax.Array, k: series.ExpCoefficients, transposed: bool = False) -> jax.Array:
+    """J(ω) x = (1 − βθ²) x − α ω×x + β (ω·x) ω, or J(ω)ᵀ x (α's sign flips)."""
+    s = w @ w
+    return _combine_times(1.0 - k.beta * s, k.alpha if transposed else -k.alpha, k.beta, w, x)
+
+
+def dexp_inv_star(w: jax.Array, x: jax.Array, k: series.ExpCoefficients) -> jax.Array:
+    """J(ω)⁻ᵀ x = (1 − γθ²) x − ½ ω×x + γ (ω·x) ω."""
+    return _combine_times(1.0 - k.gamma * (w @ w), -0.5, k.gamma, w, x)
+
+
+def dexp_directional_times(w: jax.Array, u: jax.Array, x: jax.Array, k: series.ExpCoefficients,
+                           transposed: bool = False) -> jax.Array:
+    """B x for B = ``dexp_directional(ω, u)`` = −2α_s(ω·u) ω̂ − α û + 2β_s(ω·u) ω̂² + β(ûω̂ + ω̂û), or
+    Bᵀx (the two skew terms change sign; the others are symmetric)."""
+    sign = -1.0 if transposed else 1.0
+    wu = w @ u
+    return (sign * (-2.0 * k.alpha_s * wu * jnp.cross(w, x) - k.alpha * jnp.cross(u, x))
+            + 2.0 * k.beta_s * wu * jnp.cross(w, jnp.cross(w, x))
+            + k.beta * (jnp.cross(u, jnp.cross(w, x)) + jnp.cross(w, jnp.cross(u, x))))
+
+
+def dexp_derivative_star(w: jax.Array, eta: jax.Array, x: jax.Array, k: series.ExpCoefficients) -> jax.Array:
+    """K(ω, η)ᵀ x for K of ``dexp_derivative``: with ŷᵀx = x×y,
+    Kᵀx = 2(β_s ω×(ω×η) − α_s ω×η)·x ω + α x×η − β (x×(ω×η) + (x×ω)×η)."""
+    w_eta = jnp.cross(w, eta)
+    radial = 2.0 * (k.beta_s * jnp.cross(w, w_eta) - k.alpha_s * w_eta) @ x
+    return radial * w + k.alpha * jnp.cross(x, eta) - k.beta * (jnp.cross(x, w_eta) + jnp.cross(jnp.cross(x, w), eta))
+
+
+def dexp_second_derivative_star(w: jax.Array, u: jax.Array, eta: jax.Array, x: jax.Array,
+                                k: series.ExpCoefficients) -> jax.Array:
+    """L(ω, u, η)ᵀ x for L of ``dexp_second_derivative``, transposed term by term (ŷᵀx = x×y)."""
+    s = w @ w
+    a_ss, b_ss = series.alpha_ss(s), series.beta_ss(s)
+    wu = w @ u
+    w_eta, u_eta = jnp.cross(w, eta), jnp.cross(u, eta)
+    ww_eta = jnp.cross(w, w_eta)
+    sym_u_eta = jnp.cross(u, w_eta) + jnp.cross(w, u_eta)
+    along_w = -4.0 * a_ss * wu * w_eta - 2.0 * k.alpha_s * u_eta + 4.0 * b_ss * wu * ww_eta + 2.0 * k.beta_s * sym_u_eta
+    along_u = 2.0 * k.beta_s * ww_eta - 2.0 * k.alpha_s * w_eta
+    return ((along_w @ x) * w + (along_u @ x) * u + 2.0 * k.alpha_s * wu * jnp.cross(x, eta)
+            - 2.0 * k.beta_s * wu * (jnp.cross(x, w_eta) + jnp.cross(jnp.cross(x, w), eta))
+            - k.beta * (jnp.cross(jnp.cross(x, u), eta) + jnp.cross(x, u_eta)))
+
+
 class SO3(MatrixGroup):
     """SO(3): Ad_R = R, ad_ξ = ξ̂, ad*_ξ μ = μ × ξ."""
 
@@ -277,34 +323,26 @@ class SO3Exp(Retraction[Matrix]):
         """J(ξ) v = (1 − βθ²) v − α ξ×v + β (ξ·v) ξ."""
         expect_shape(xi, (3,), "xi")
         expect_shape(v, (3,), "v")
-        s = xi @ xi
-        k = series.exp_coefficients(s)
-        return _combine_times(1.0 - k.beta * s, -k.alpha, k.beta, xi, v)
+        xi = jnp.asarray(xi, dtype=float)
+        return dexp_times(xi, jnp.asarray(v, dtype=float), series.exp_coefficients(xi @ xi))
 
     @array_method
     def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
         """J(ξ)ᵀ μ = (1 − βθ²) μ + α ξ×μ + β (ξ·μ) ξ."""
         expect_shape(xi, (3,), "xi")
         expect_shape(mu, (3,), "mu")
-        s = xi @ xi
-        k = series.exp_coefficients(s)
-        return _combine_times(1.0 - k.beta * s, k.alpha, k.beta, xi, mu)
+        xi = jnp.asarray(xi, dtype=float)
+        return dexp_times(xi, jnp.asarray(mu, dtype=float), series.exp_coefficients(xi @ xi), transposed=True)
 
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
-        """(J⁻¹K)ᵀ μ = Kᵀ w with w = J⁻ᵀμ = (1 − γθ²) μ − ½ ξ×μ + γ (ξ·μ) ξ and, from K of
-        ``dexp_derivative``, Kᵀw = 2(β_s ξ×(ξ×η) − α_s ξ×η)·w ξ + α w×η − β (w×(ξ×η) + (w×ξ)×η)."""
+        """(J⁻¹K)ᵀ μ = K(ξ, η)ᵀ J⁻ᵀμ (``dexp_derivative_star``)."""
         expect_shape(xi, (3,), "xi")
         expect_shape(eta, (3,), "eta")
         expect_shape(mu, (3,), "mu")
         xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
-        s = xi @ xi
-        k = series.exp_coefficients(s)
-        w = _combine_times(1.0 - k.gamma * s, -0.5, k.gamma, xi, mu)
-        xi_eta = jnp.cross(xi, eta)
-        radial = 2.0 * (k.beta_s * jnp.cross(xi, xi_eta) - k.alpha_s * xi_eta) @ w
-        return (radial * xi + k.alpha * jnp.cross(w, eta)
-                - k.beta * (jnp.cross(w, xi_eta) + jnp.cross(jnp.cross(w, xi), eta)))
+        k = series.exp_coefficients(xi @ xi)
+        return dexp_derivative_star(xi, eta, dexp_inv_star(xi, mu, k), k)
 
 
 class SO3Cayley(Retraction[Matrix]):
