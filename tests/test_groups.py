@@ -23,8 +23,10 @@ def test_exp_is_the_matrix_exponential(group: lm.LieGroup[lm.Matrix], radius: fl
     assert np.max(np.abs(group.retraction("exp").tau(xi) - expected)) <= 1e-14
 
 
-@pytest.mark.parametrize("group", [lm.SO2(), lm.SO3(), lm.SE2()], ids=repr)
+@pytest.mark.parametrize("group", [lm.SO2(), lm.SO3(), lm.SE2(), lm.SE3()], ids=repr)
 def test_closed_form_cayley_equals_generic_matrix_formulas(group: lm.LieGroup[lm.Matrix]) -> None:
+    """The closed forms against ``MatrixCayley``'s matrix inverses, and (where a retraction has
+    them) its vector forms against the closed matrices."""
     closed, generic = group.retraction("cay"), lm.MatrixCayley(group)
     rng = np.random.default_rng(2)
     for radius in (1e-6, 0.5, 3.0):
@@ -37,6 +39,10 @@ def test_closed_form_cayley_equals_generic_matrix_formulas(group: lm.LieGroup[lm
         assert np.max(np.abs(closed.dtau(xi) - generic.dtau(xi))) <= 1e-14
         assert np.max(np.abs(closed.dtau_inv(xi) - generic.dtau_inv(xi))) <= 1e-13 * max(1.0, radius**2)
         assert np.max(np.abs(closed.ddtau(xi, eta) - generic.ddtau(xi, eta))) <= 1e-13
+        mu = rng.normal(size=group.dim)
+        assert np.max(np.abs(closed.dtau_times(xi, eta) - generic.dtau(xi) @ eta)) <= 1e-14 * max(1.0, radius)
+        assert np.max(np.abs(closed.dtau_star(xi, mu) - generic.dtau(xi).T @ mu)) <= 1e-14 * max(1.0, radius)
+        assert np.max(np.abs(closed.ddtau_star(xi, eta, mu) - generic.ddtau(xi, eta).T @ mu)) <= 1e-13
 
 
 def test_so3_closed_form_values() -> None:

@@ -4,7 +4,8 @@ With X = ξ̂, Y = η̂, Δ = δ̂:
     cay(ξ) = (I − X/2)⁻¹ (I + X/2),        cay⁻¹(g) = [2 (I + g)⁻¹ (g − I)]^∨,
     dτ(ξ) η = [(I + X/2)⁻¹ Y (I − X/2)⁻¹]^∨, dτ⁻¹(ξ) η = [(I + X/2) Y (I − X/2)]^∨,
     ddτ(ξ, η) δ = ½ [Y (I − X/2)⁻¹ Δ − Δ (I + X/2)⁻¹ Y]^∨.
-Valid on SO(n) and SE(n); SE(3) uses it as is, SE(2) for ddτ.
+Valid on SO(n) and SE(n); SE(2) uses it for ddτ, SE(3) for cay⁻¹ (its closed forms are these
+formulas with the blocks of (I ± ξ̂/2)⁻¹ written out).
 """
 
 from typing import Final

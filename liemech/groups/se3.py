@@ -23,8 +23,13 @@ from liemech.types import Matrix, Vector, VectorLike
 CUT_LOCUS_TOL: Final = so3.CUT_LOCUS_TOL
 
 
+def _upper_blocks(top_left: ArrayLike, top_right: ArrayLike, bottom_right: ArrayLike) -> jax.Array:
+    """[[top_left, top_right], [0, bottom_right]] of 3 × 3 blocks."""
+    return jnp.block([[jnp.asarray(top_left), jnp.asarray(top_right)], [jnp.zeros((3, 3)), jnp.asarray(bottom_right)]])
+
+
 def _block_triangular(diagonal: ArrayLike, upper: ArrayLike) -> jax.Array:
-    return jnp.block([[diagonal, upper], [jnp.zeros((3, 3)), diagonal]])
+    return _upper_blocks(diagonal, upper, diagonal)
 
 
 def _halves(xi: VectorLike, eta: VectorLike) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
@@ -90,7 +95,7 @@ class SE3(MatrixGroup):
         return checked_rigid_motions(points, 3, name)
 
     def _make_retractions(self) -> dict[RetractionKind, Retraction[Matrix]]:
-        return {"exp": SE3Exp(self, "exp"), "cay": MatrixCayley(self)}
+        return {"exp": SE3Exp(self, "exp"), "cay": SE3Cayley(self, "cay")}
 
     def random_point(self, rng: np.random.Generator) -> Matrix:
         out = np.eye(4)
@@ -177,3 +182,96 @@ class SE3Exp(Retraction[Matrix]):
             so3.dexp_derivative_star(w, eta_w, a, k),
             so3.dexp_derivative_star(w, eta_v, a, k) + so3.dexp_second_derivative_star(w, v, eta_w, a, k)
             + so3.dexp_derivative_star(w, eta_w, b, k)])
+
+
+class SE3Cayley(Retraction[Matrix]):
+    """cay(ξ) = (I − ξ̂/2)⁻¹(I + ξ̂/2) = [[cay(ω), A⁻¹v], [0, 1]] for ξ = (v, ω), A = I − ω̂/2, in
+    closed form: with D = dτ of SO(3)'s cay, c = 2/(4 + θ²), and B = I + ω̂/2,
+    A⁻¹x = c(2x + ω×x) + (c/2)(ω·x)ω, B⁻¹ = A⁻ᵀ = D + (c/2)ωωᵀ,
+    dτ η = (B⁻¹η_v + ½ (Dη_ω)×v, Dη_ω), dτ⁻¹η = (B(η_v − ½ η_ω×v), D⁻¹η_ω),
+    ddτ(ξ, η)δ = (½ η_ω×(A⁻¹δ_v) − ½ δ_ω×(B⁻¹η_v), ddτ_SO(3)(ω, η_ω)δ_ω),
+    the generic formulas of ``MatrixCayley`` with the blocks of (I ± ξ̂/2)⁻¹ written out (no linear
+    solves in a step)."""
+
+    def __init__(self, group: "SE3", kind: RetractionKind) -> None:
+        super().__init__(group, kind)
+        self._rotation = so3.SO3().retraction("cay")
+        self._generic = MatrixCayley(group)
+
+    @staticmethod
+    def _c(w: jax.Array) -> jax.Array:
+        return 2.0 / (4.0 + w @ w)
+
+    def _a_inv_times(self, w: jax.Array, x: jax.Array, transposed: bool = False) -> jax.Array:
+        """A⁻¹x, or A⁻ᵀx = B⁻¹x."""
+        c = self._c(w)
+        return so3.combine_times(2.0 * c, -c if transposed else c, 0.5 * c, w, x)
+
+    @array_method
+    def tau(self, xi: VectorLike) -> jax.Array:
+        expect_shape(xi, (6,), "xi")
+        xi = jnp.asarray(xi, dtype=float)
+        return _homogeneous(self._rotation.tau(xi[3:]), self._a_inv_times(xi[3:], xi[:3]))
+
+    def tau_inv(self, g: Matrix) -> Vector:
+        return self._generic.tau_inv(g)
+
+    @array_method
+    def dtau(self, xi: VectorLike) -> jax.Array:
+        """[[B⁻¹, −½ v̂ D], [0, D]]."""
+        expect_shape(xi, (6,), "xi")
+        xi = jnp.asarray(xi, dtype=float)
+        v, w = xi[:3], xi[3:]
+        D = jnp.asarray(self._rotation.dtau(w))
+        B_inv = D + 0.5 * self._c(w) * jnp.outer(w, w)
+        return _upper_blocks(B_inv, -0.5 * so3.hat3(v) @ D, D)
+
+    @array_method
+    def dtau_inv(self, xi: VectorLike) -> jax.Array:
+        """[[B, ½ B v̂], [0, D⁻¹]]."""
+        expect_shape(xi, (6,), "xi")
+        xi = jnp.asarray(xi, dtype=float)
+        v, w = xi[:3], xi[3:]
+        B = jnp.eye(3) + 0.5 * so3.hat3(w)
+        return _upper_blocks(B, 0.5 * B @ so3.hat3(v), self._rotation.dtau_inv(w))
+
+    @array_method
+    def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
+        """[[½ η̂_ω A⁻¹, ½ (B⁻¹η_v)^], [0, ddτ_SO(3)(ω, η_ω)]]."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(eta, (6,), "eta")
+        w, eta = jnp.asarray(xi, dtype=float)[3:], jnp.asarray(eta, dtype=float)
+        c = self._c(w)
+        A_inv = 2.0 * c * jnp.eye(3) + c * so3.hat3(w) + 0.5 * c * jnp.outer(w, w)
+        return _upper_blocks(0.5 * so3.hat3(eta[3:]) @ A_inv, 0.5 * so3.hat3(self._a_inv_times(w, eta[:3], True)),
+                             self._rotation.ddtau(w, eta[3:]))
+
+    @array_method
+    def dtau_times(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
+        expect_shape(xi, (6,), "xi")
+        expect_shape(eta, (6,), "eta")
+        v, w, eta_v, eta_w = _halves(xi, eta)
+        rotation = self._rotation.dtau_times(w, eta_w)
+        return jnp.concatenate([self._a_inv_times(w, eta_v, True) + 0.5 * jnp.cross(rotation, v), rotation])
+
+    @array_method
+    def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
+        """dτᵀμ = (A⁻¹μ_v, Dᵀ(μ_ω + ½ v×μ_v))."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(mu, (6,), "mu")
+        v, w, mu_v, mu_w = _halves(xi, mu)
+        return jnp.concatenate([self._a_inv_times(w, mu_v),
+                                self._rotation.dtau_star(w, mu_w + 0.5 * jnp.cross(v, mu_v))])
+
+    @array_method
+    def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
+        """ddτᵀμ = (½ B⁻¹(μ_v×η_ω), ½ μ_v×(B⁻¹η_v) + ddτ_SO(3)(ω, η_ω)ᵀμ_ω)."""
+        expect_shape(xi, (6,), "xi")
+        expect_shape(eta, (6,), "eta")
+        expect_shape(mu, (6,), "mu")
+        _, w, eta_v, eta_w = _halves(xi, eta)
+        mu = jnp.asarray(mu, dtype=float)
+        mu_v = mu[:3]
+        return jnp.concatenate([
+            0.5 * self._a_inv_times(w, jnp.cross(mu_v, eta_w), True),
+            0.5 * jnp.cross(mu_v, self._a_inv_times(w, eta_v, True)) + self._rotation.ddtau_star(w, eta_w, mu[3:])])

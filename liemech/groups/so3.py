@@ -60,7 +60,7 @@ def _combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v
     return a * jnp.eye(3) + b * hat3(v) + c * jnp.outer(v, v)
 
 
-def _combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, w: ArrayLike,
+def combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, w: ArrayLike,
                    v: ArrayLike) -> jax.Array:
     """(a I + b ŵ + c w wᵀ) v = a v + b w × v + c (w·v) w, without the matrix. VPRK applies dτ, dτᵀ
     and ddτᵀ to vectors only; for cay, as cross products they compile to fewer XLA kernels than the
@@ -153,12 +153,12 @@ def dexp_second_derivative(w: ArrayLike, u: ArrayLike, eta: ArrayLike) -> jax.Ar
 def dexp_times(w: jax.Array, x: jax.Array, k: series.ExpCoefficients, transposed: bool = False) -> jax.Array:
     """J(ω) x = (1 − βθ²) x − α ω×x + β (ω·x) ω, or J(ω)ᵀ x (α's sign flips)."""
     s = w @ w
-    return _combine_times(1.0 - k.beta * s, k.alpha if transposed else -k.alpha, k.beta, w, x)
+    return combine_times(1.0 - k.beta * s, k.alpha if transposed else -k.alpha, k.beta, w, x)
 
 
 def dexp_inv_star(w: jax.Array, x: jax.Array, k: series.ExpCoefficients) -> jax.Array:
     """J(ω)⁻ᵀ x = (1 − γθ²) x − ½ ω×x + γ (ω·x) ω."""
-    return _combine_times(1.0 - k.gamma * (w @ w), -0.5, k.gamma, w, x)
+    return combine_times(1.0 - k.gamma * (w @ w), -0.5, k.gamma, w, x)
 
 
 def dexp_directional_times(w: jax.Array, u: jax.Array, x: jax.Array, k: series.ExpCoefficients,
@@ -393,7 +393,7 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         expect_shape(v, (3,), "v")
         c = 2.0 / (4.0 + jnp.dot(xi, xi))
-        return _combine_times(2.0 * c, -c, 0.0, xi, v)
+        return combine_times(2.0 * c, -c, 0.0, xi, v)
 
     @array_method
     def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
@@ -401,7 +401,7 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         expect_shape(mu, (3,), "mu")
         c = 2.0 / (4.0 + jnp.dot(xi, xi))
-        return _combine_times(2.0 * c, c, 0.0, xi, mu)
+        return combine_times(2.0 * c, c, 0.0, xi, mu)
 
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
@@ -411,7 +411,7 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(mu, (3,), "mu")
         xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
         c = -2.0 / (4.0 + xi @ xi)
-        return c * ((eta @ mu) * xi + jnp.cross(eta, _combine_times(1.0, -0.5, 0.25, xi, mu)))
+        return c * ((eta @ mu) * xi + jnp.cross(eta, combine_times(1.0, -0.5, 0.25, xi, mu)))
 
     @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
