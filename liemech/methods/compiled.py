@@ -24,6 +24,7 @@ from liemech.mechanics.problem import Problem
 from liemech.methods.method import Method, NodeState, Stepper, StepReport
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_options
+from liemech.xla_options import jit
 
 P = TypeVar("P")
 
@@ -138,7 +139,7 @@ def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
 
 class _SingleStepper(Stepper[P]):
     def __init__(self, problem: Problem[P], method: CompiledMethod, h: float) -> None:
-        self._compiled, self._step = _compiled(problem, method, "single", jax.jit)
+        self._compiled, self._step = _compiled(problem, method, "single", jit)
         self._method, self._h, self._group = method, h, problem.group
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
@@ -189,7 +190,7 @@ def _chunk_runner(step: Step) -> Callable[..., _Chunk]:
         end = jax.lax.while_loop(running, body, _Loop(jnp.asarray(0), carry, nodes, failure))
         return _Chunk(end.carry, end.nodes, end.failure)
 
-    return jax.jit(run_chunk)
+    return jit(run_chunk)
 
 
 def node(g: object, mu: jax.Array, eta: jax.Array, lam: jax.Array, iterations: ArrayLike, residual: ArrayLike,

@@ -33,6 +33,7 @@ from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
 from liemech.owned_compilation import owned_jit
+from liemech.xla_options import compiler_options
 from liemech.methods.compiled import CompiledMethod, convergence_error
 from liemech.methods.method import Method
 from liemech.run.integrate import _number_of_steps, checked_step
@@ -388,7 +389,7 @@ class _Job(Generic[P]):
             if self.token not in _COMPILED:
                 if len(_COMPILED) >= 8:  # a long-lived worker serves many ensembles
                     _COMPILED.pop(next(iter(_COMPILED)))
-                runner = jax.jit(jax.vmap(self._member))
+                runner = jax.jit(jax.vmap(self._member), compiler_options=compiler_options())
                 _COMPILED[self.token] = runner.lower(batch.g0, batch.eta0, batch.values).compile()
             return _COMPILED[self.token]
 
