@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "liemech"
 ARCHITECTURE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
 
 LAYERS: list[list[str]] = [
-    ["owned_compilation"],
+    ["owned_compilation", "xla_options"],
     ["types", "jax_support"],
     ["numerics"],
     ["groups", "tableaux"],

@@ -22,10 +22,12 @@ def energy_deviation(model: Model, sol: lm.Solution[Configuration]) -> tuple[lm.
 def test_chain_energy_stays_bounded_over_a_long_run() -> None:
     """An 8-link chain (chaotic), no damping, Lobatto-2 on the block-tree path, h = 0.01, T = 100
     (10⁴ steps, every 50th stored): the energy error stays below 1e-3 of the energy (measured
-    0.034 J of E = −153 J; 0.050 J with every 10th step stored) and does not drift (the second
-    half's largest deviation is within 1.5× the first half's; measured 0.034 J against 0.032 J),
-    and every step and every stored node's joint rows are solved to round-off (measured 6e-15 and
-    9e-16)."""
+    0.048 J of E = −153 J) and does not drift: the second half's mean deviation is within 1.5× the
+    first half's (measured 0.0079 J against 0.0080 J; a drift linear in t from zero would make it
+    3×). The halves' largest deviations are no such test: on 100 stored nodes of a chaotic motion
+    they are extremes of a sample (0.030 and 0.048 J here, 0.050 and 0.048 J from every 10th step,
+    and the round-off of a different compilation moves them). Every step and every stored node's
+    joint rows are solved to round-off (measured 6e-15 and 9e-16)."""
     model = chain(8)
     problem = model.problem(np.where(np.arange(8) % 2 == 0, 0.3, -0.3), np.zeros(8))
     method = lm.VPRK(lm.lobatto(2))
@@ -34,7 +36,7 @@ def test_chain_energy_stays_bounded_over_a_long_run() -> None:
     energy, deviation = energy_deviation(model, sol)
     half = len(deviation) // 2
     assert np.max(deviation) < 1e-3 * abs(energy[0])
-    assert np.max(deviation[half:]) < 1.5 * np.max(deviation[:half])
+    assert np.mean(deviation[half:]) < 1.5 * np.mean(deviation[:half])
     assert np.max(sol.stats.residuals) < 1e-13
     assert max(float(np.max(np.abs(model.constraint_rows(p)))) for p in sol.points()) < 1e-13
 
