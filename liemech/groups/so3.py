@@ -1,8 +1,8 @@
 """SO(3): rotation matrices; so(3) ≅ R³ with hat the cross-product matrix.
 
 The module-level functions give the exponential's left-trivialised tangent J(ω) = d^L exp_ω and
-its first two derivatives, written with ``jax.numpy``; SE(3) builds its exponential tangents
-from them.
+its first two derivatives, written with ``jax.numpy``, as matrices and applied to vectors
+(``dexp_times``, ``…_star`` for the transposes); SE(3) builds its exponential tangents from them.
 """
 
 import math
