@@ -16,7 +16,7 @@ from liemech.groups import series, so3
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rigid_motion, checked_rigid_motions, expect_shape
+from liemech.groups.validation import checked_rigid_motion, checked_rigid_motions, expect_shape, shaped_vectors
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -30,12 +30,6 @@ def _upper_blocks(top_left: ArrayLike, top_right: ArrayLike, bottom_right: Array
 
 def _block_triangular(diagonal: ArrayLike, upper: ArrayLike) -> jax.Array:
     return _upper_blocks(diagonal, upper, diagonal)
-
-
-def _halves(xi: VectorLike, eta: VectorLike) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """(v, ω) of ξ and the halves of η."""
-    xi, eta = jnp.asarray(xi, dtype=float), jnp.asarray(eta, dtype=float)
-    return xi[:3], xi[3:], eta[:3], eta[3:]
 
 
 def _homogeneous(rotation: ArrayLike, translation: ArrayLike) -> jax.Array:
@@ -148,33 +142,28 @@ class SE3Exp(Retraction[Matrix]):
     @array_method
     def dtau_times(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         """dτ η = (J η_v + B η_ω, J η_ω), without the 6 × 6 matrix."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(eta, (6,), "eta")
-        v, w, eta_v, eta_w = _halves(xi, eta)
+        xi, eta = shaped_vectors(6, xi=xi, eta=eta)
+        v, w = xi[:3], xi[3:]
         k = series.exp_coefficients(w @ w)
-        return jnp.concatenate([so3.dexp_times(w, eta_v, k) + so3.dexp_directional_times(w, v, eta_w, k),
-                                so3.dexp_times(w, eta_w, k)])
+        return jnp.concatenate([so3.dexp_times(w, eta[:3], k) + so3.dexp_directional_times(w, v, eta[3:], k),
+                                so3.dexp_times(w, eta[3:], k)])
 
     @array_method
     def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
         """dτᵀ μ = (Jᵀ μ_v, Bᵀ μ_v + Jᵀ μ_ω)."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(mu, (6,), "mu")
-        v, w, mu_v, mu_w = _halves(xi, mu)
+        xi, mu = shaped_vectors(6, xi=xi, mu=mu)
+        v, w = xi[:3], xi[3:]
         k = series.exp_coefficients(w @ w)
-        return jnp.concatenate([so3.dexp_times(w, mu_v, k, transposed=True),
-                                so3.dexp_directional_times(w, v, mu_v, k, transposed=True)
-                                + so3.dexp_times(w, mu_w, k, transposed=True)])
+        return jnp.concatenate([so3.dexp_times(w, mu[:3], k, transposed=True),
+                                so3.dexp_directional_times(w, v, mu[:3], k, transposed=True)
+                                + so3.dexp_times(w, mu[3:], k, transposed=True)])
 
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
         """(dτ⁻¹M)ᵀ μ = Mᵀ(a, b) with (a, b) = dτ⁻ᵀμ: a = J⁻ᵀμ_v, b = J⁻ᵀ(μ_ω − Bᵀa), and
         Mᵀ(a, b) = (K(ω, η_ω)ᵀa, K(ω, η_v)ᵀa + L(ω, v, η_ω)ᵀa + K(ω, η_ω)ᵀb) (M of ``ddtau``)."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(eta, (6,), "eta")
-        expect_shape(mu, (6,), "mu")
-        v, w, eta_v, eta_w = _halves(xi, eta)
-        mu = jnp.asarray(mu, dtype=float)
+        xi, eta, mu = shaped_vectors(6, xi=xi, eta=eta, mu=mu)
+        v, w, eta_v, eta_w = xi[:3], xi[3:], eta[:3], eta[3:]
         k = series.exp_coefficients(w @ w)
         a = so3.dexp_inv_star(w, mu[:3], k)
         b = so3.dexp_inv_star(w, mu[3:] - so3.dexp_directional_times(w, v, a, k, transposed=True), k)
@@ -187,7 +176,7 @@ class SE3Exp(Retraction[Matrix]):
 class SE3Cayley(Retraction[Matrix]):
     """cay(ξ) = (I − ξ̂/2)⁻¹(I + ξ̂/2) = [[cay(ω), A⁻¹v], [0, 1]] for ξ = (v, ω), A = I − ω̂/2, in
     closed form: with D = dτ of SO(3)'s cay, c = 2/(4 + θ²), and B = I + ω̂/2,
-    A⁻¹x = c(2x + ω×x) + (c/2)(ω·x)ω, B⁻¹ = A⁻ᵀ = D + (c/2)ωωᵀ,
+    A⁻¹ = 2cI + cω̂ + (c/2)ωωᵀ, B⁻¹ = A⁻ᵀ = D + (c/2)ωωᵀ,
     dτ η = (B⁻¹η_v + ½ (Dη_ω)×v, Dη_ω), dτ⁻¹η = (B(η_v − ½ η_ω×v), D⁻¹η_ω),
     ddτ(ξ, η)δ = (½ η_ω×(A⁻¹δ_v) − ½ δ_ω×(B⁻¹η_v), ddτ_SO(3)(ω, η_ω)δ_ω),
     the generic formulas of ``MatrixCayley`` with the blocks of (I ± ξ̂/2)⁻¹ written out (no linear
@@ -199,19 +188,15 @@ class SE3Cayley(Retraction[Matrix]):
         self._generic = MatrixCayley(group)
 
     @staticmethod
-    def _c(w: jax.Array) -> jax.Array:
-        return 2.0 / (4.0 + w @ w)
-
-    def _a_inv_times(self, w: jax.Array, x: jax.Array, transposed: bool = False) -> jax.Array:
-        """A⁻¹x, or A⁻ᵀx = B⁻¹x."""
-        c = self._c(w)
-        return so3.combine_times(2.0 * c, -c if transposed else c, 0.5 * c, w, x)
+    def _a_inverse(w: jax.Array, transposed: bool = False) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """The coefficients (of I, ω̂, ωωᵀ) of A⁻¹, or of A⁻ᵀ = B⁻¹."""
+        c = 2.0 / (4.0 + w @ w)
+        return 2.0 * c, -c if transposed else c, 0.5 * c
 
     @array_method
     def tau(self, xi: VectorLike) -> jax.Array:
-        expect_shape(xi, (6,), "xi")
-        xi = jnp.asarray(xi, dtype=float)
-        return _homogeneous(self._rotation.tau(xi[3:]), self._a_inv_times(xi[3:], xi[:3]))
+        (xi,) = shaped_vectors(6, xi=xi)
+        return _homogeneous(self._rotation.tau(xi[3:]), so3.combine_times(*self._a_inverse(xi[3:]), xi[3:], xi[:3]))
 
     def tau_inv(self, g: Matrix) -> Vector:
         return self._generic.tau_inv(g)
@@ -219,59 +204,50 @@ class SE3Cayley(Retraction[Matrix]):
     @array_method
     def dtau(self, xi: VectorLike) -> jax.Array:
         """[[B⁻¹, −½ v̂ D], [0, D]]."""
-        expect_shape(xi, (6,), "xi")
-        xi = jnp.asarray(xi, dtype=float)
+        (xi,) = shaped_vectors(6, xi=xi)
         v, w = xi[:3], xi[3:]
         D = jnp.asarray(self._rotation.dtau(w))
-        B_inv = D + 0.5 * self._c(w) * jnp.outer(w, w)
-        return _upper_blocks(B_inv, -0.5 * so3.hat3(v) @ D, D)
+        return _upper_blocks(so3.combine(*self._a_inverse(w, transposed=True), w), -0.5 * so3.hat3(v) @ D, D)
 
     @array_method
     def dtau_inv(self, xi: VectorLike) -> jax.Array:
         """[[B, ½ B v̂], [0, D⁻¹]]."""
-        expect_shape(xi, (6,), "xi")
-        xi = jnp.asarray(xi, dtype=float)
+        (xi,) = shaped_vectors(6, xi=xi)
         v, w = xi[:3], xi[3:]
-        B = jnp.eye(3) + 0.5 * so3.hat3(w)
+        B = so3.combine(1.0, 0.5, 0.0, w)
         return _upper_blocks(B, 0.5 * B @ so3.hat3(v), self._rotation.dtau_inv(w))
 
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
         """[[½ η̂_ω A⁻¹, ½ (B⁻¹η_v)^], [0, ddτ_SO(3)(ω, η_ω)]]."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(eta, (6,), "eta")
-        w, eta = jnp.asarray(xi, dtype=float)[3:], jnp.asarray(eta, dtype=float)
-        c = self._c(w)
-        A_inv = 2.0 * c * jnp.eye(3) + c * so3.hat3(w) + 0.5 * c * jnp.outer(w, w)
-        return _upper_blocks(0.5 * so3.hat3(eta[3:]) @ A_inv, 0.5 * so3.hat3(self._a_inv_times(w, eta[:3], True)),
+        xi, eta = shaped_vectors(6, xi=xi, eta=eta)
+        w = xi[3:]
+        B_inv_eta_v = so3.combine_times(*self._a_inverse(w, transposed=True), w, eta[:3])
+        return _upper_blocks(0.5 * so3.hat3(eta[3:]) @ so3.combine(*self._a_inverse(w), w), 0.5 * so3.hat3(B_inv_eta_v),
                              self._rotation.ddtau(w, eta[3:]))
 
     @array_method
     def dtau_times(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
-        expect_shape(xi, (6,), "xi")
-        expect_shape(eta, (6,), "eta")
-        v, w, eta_v, eta_w = _halves(xi, eta)
-        rotation = self._rotation.dtau_times(w, eta_w)
-        return jnp.concatenate([self._a_inv_times(w, eta_v, True) + 0.5 * jnp.cross(rotation, v), rotation])
+        xi, eta = shaped_vectors(6, xi=xi, eta=eta)
+        v, w = xi[:3], xi[3:]
+        rotation = self._rotation.dtau_times(w, eta[3:])
+        return jnp.concatenate([so3.combine_times(*self._a_inverse(w, transposed=True), w, eta[:3])
+                                + 0.5 * jnp.cross(rotation, v), rotation])
 
     @array_method
     def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
         """dτᵀμ = (A⁻¹μ_v, Dᵀ(μ_ω + ½ v×μ_v))."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(mu, (6,), "mu")
-        v, w, mu_v, mu_w = _halves(xi, mu)
-        return jnp.concatenate([self._a_inv_times(w, mu_v),
-                                self._rotation.dtau_star(w, mu_w + 0.5 * jnp.cross(v, mu_v))])
+        xi, mu = shaped_vectors(6, xi=xi, mu=mu)
+        v, w = xi[:3], xi[3:]
+        return jnp.concatenate([so3.combine_times(*self._a_inverse(w), w, mu[:3]),
+                                self._rotation.dtau_star(w, mu[3:] + 0.5 * jnp.cross(v, mu[:3]))])
 
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
         """ddτᵀμ = (½ B⁻¹(μ_v×η_ω), ½ μ_v×(B⁻¹η_v) + ddτ_SO(3)(ω, η_ω)ᵀμ_ω)."""
-        expect_shape(xi, (6,), "xi")
-        expect_shape(eta, (6,), "eta")
-        expect_shape(mu, (6,), "mu")
-        _, w, eta_v, eta_w = _halves(xi, eta)
-        mu = jnp.asarray(mu, dtype=float)
-        mu_v = mu[:3]
+        xi, eta, mu = shaped_vectors(6, xi=xi, eta=eta, mu=mu)
+        w, b_inverse = xi[3:], self._a_inverse(xi[3:], transposed=True)
         return jnp.concatenate([
-            0.5 * self._a_inv_times(w, jnp.cross(mu_v, eta_w), True),
-            0.5 * jnp.cross(mu_v, self._a_inv_times(w, eta_v, True)) + self._rotation.ddtau_star(w, eta_w, mu[3:])])
+            0.5 * so3.combine_times(*b_inverse, w, jnp.cross(mu[:3], eta[3:])),
+            0.5 * jnp.cross(mu[:3], so3.combine_times(*b_inverse, w, eta[:3]))
+            + self._rotation.ddtau_star(w, eta[3:], mu[3:])])

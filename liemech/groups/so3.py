@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape
+from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape, shaped_vectors
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 
@@ -54,7 +54,7 @@ def hat3(v: ArrayLike) -> jax.Array:
     return -jnp.asarray(_LEVI_CIVITA) @ jnp.asarray(v, dtype=float)
 
 
-def _combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v: ArrayLike) -> jax.Array:
+def combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v: ArrayLike) -> jax.Array:
     """a I + b v̂ + c v vᵀ."""
     v = jnp.asarray(v, dtype=float)
     return a * jnp.eye(3) + b * hat3(v) + c * jnp.outer(v, v)
@@ -77,7 +77,7 @@ def dexp(w: ArrayLike) -> jax.Array:
     w = jnp.asarray(w, dtype=float)
     s = w @ w
     k = series.exp_coefficients(s)
-    return _combine(1.0 - k.beta * s, -k.alpha, k.beta, w)
+    return combine(1.0 - k.beta * s, -k.alpha, k.beta, w)
 
 
 def dexp_inv(w: ArrayLike) -> jax.Array:
@@ -85,7 +85,7 @@ def dexp_inv(w: ArrayLike) -> jax.Array:
     w = jnp.asarray(w, dtype=float)
     s = w @ w
     g = series.exp_coefficients(s).gamma
-    return _combine(1.0 - g * s, 0.5, g, w)
+    return combine(1.0 - g * s, 0.5, g, w)
 
 
 def dexp_directional(w: ArrayLike, u: ArrayLike) -> jax.Array:
@@ -295,7 +295,7 @@ class SO3Exp(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         s = xi @ xi
         k = series.exp_coefficients(s)
-        return _combine(1.0 - k.alpha * s, k.sinc, k.alpha, xi)
+        return combine(1.0 - k.alpha * s, k.sinc, k.alpha, xi)
 
     def tau_inv(self, g: Matrix) -> Vector:
         return log_rotation(self._group.check_point(g))
@@ -321,26 +321,19 @@ class SO3Exp(Retraction[Matrix]):
     @array_method
     def dtau_times(self, xi: VectorLike, v: VectorLike) -> jax.Array:
         """J(ξ) v = (1 − βθ²) v − α ξ×v + β (ξ·v) ξ."""
-        expect_shape(xi, (3,), "xi")
-        expect_shape(v, (3,), "v")
-        xi = jnp.asarray(xi, dtype=float)
-        return dexp_times(xi, jnp.asarray(v, dtype=float), series.exp_coefficients(xi @ xi))
+        xi, v = shaped_vectors(3, xi=xi, v=v)
+        return dexp_times(xi, v, series.exp_coefficients(xi @ xi))
 
     @array_method
     def dtau_star(self, xi: VectorLike, mu: VectorLike) -> jax.Array:
         """J(ξ)ᵀ μ = (1 − βθ²) μ + α ξ×μ + β (ξ·μ) ξ."""
-        expect_shape(xi, (3,), "xi")
-        expect_shape(mu, (3,), "mu")
-        xi = jnp.asarray(xi, dtype=float)
-        return dexp_times(xi, jnp.asarray(mu, dtype=float), series.exp_coefficients(xi @ xi), transposed=True)
+        xi, mu = shaped_vectors(3, xi=xi, mu=mu)
+        return dexp_times(xi, mu, series.exp_coefficients(xi @ xi), transposed=True)
 
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
         """(J⁻¹K)ᵀ μ = K(ξ, η)ᵀ J⁻ᵀμ (``dexp_derivative_star``)."""
-        expect_shape(xi, (3,), "xi")
-        expect_shape(eta, (3,), "eta")
-        expect_shape(mu, (3,), "mu")
-        xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
+        xi, eta, mu = shaped_vectors(3, xi=xi, eta=eta, mu=mu)
         k = series.exp_coefficients(xi @ xi)
         return dexp_derivative_star(xi, eta, dexp_inv_star(xi, mu, k), k)
 
@@ -353,7 +346,7 @@ class SO3Cayley(Retraction[Matrix]):
         expect_shape(xi, (3,), "xi")
         s = jnp.dot(xi, xi)
         c = 4.0 / (4.0 + s)
-        return _combine(1.0 - 0.5 * c * s, c, 0.5 * c, xi)
+        return combine(1.0 - 0.5 * c * s, c, 0.5 * c, xi)
 
     def tau_inv(self, g: Matrix) -> Vector:
         """cay⁻¹(R) = 2/(1 + tr R) (R − Rᵀ)^∨."""
@@ -372,12 +365,12 @@ class SO3Cayley(Retraction[Matrix]):
     def dtau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
         c = 2.0 / (4.0 + jnp.dot(xi, xi))
-        return _combine(2.0 * c, -c, 0.0, xi)
+        return combine(2.0 * c, -c, 0.0, xi)
 
     @array_method
     def dtau_inv(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (3,), "xi")
-        return _combine(1.0, 0.5, 0.25, xi)
+        return combine(1.0, 0.5, 0.25, xi)
 
     @array_method
     def ddtau(self, xi: VectorLike, eta: VectorLike) -> jax.Array:
@@ -406,10 +399,7 @@ class SO3Cayley(Retraction[Matrix]):
     @array_method
     def ddtau_star(self, xi: VectorLike, eta: VectorLike, mu: VectorLike) -> jax.Array:
         """ddτ(ξ, η)ᵀ μ = −2/(4+θ²) [ξ (η·μ) + η × dτ⁻¹(ξ)ᵀμ], dτ⁻¹(ξ)ᵀμ = μ − ½ξ×μ + ¼(ξ·μ)ξ."""
-        expect_shape(xi, (3,), "xi")
-        expect_shape(eta, (3,), "eta")
-        expect_shape(mu, (3,), "mu")
-        xi, eta, mu = (jnp.asarray(a, dtype=float) for a in (xi, eta, mu))
+        xi, eta, mu = shaped_vectors(3, xi=xi, eta=eta, mu=mu)
         c = -2.0 / (4.0 + xi @ xi)
         return c * ((eta @ mu) * xi + jnp.cross(eta, combine_times(1.0, -0.5, 0.25, xi, mu)))
 

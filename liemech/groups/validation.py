@@ -12,6 +12,8 @@ from collections.abc import Callable
 from numbers import Complex, Real
 from typing import Final
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
@@ -53,6 +55,13 @@ def expect_shape(x: VectorLike, shape: tuple[int, ...], name: str) -> None:
     if np.shape(x) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {np.shape(x)}")
     expect_real(x, name)
+
+
+def shaped_vectors(size: int, **vectors: VectorLike) -> tuple[jax.Array, ...]:
+    """The named vectors as float arrays, each checked to have shape (size,) (``expect_shape``)."""
+    for name, v in vectors.items():
+        expect_shape(v, (size,), name)
+    return tuple(jnp.asarray(v, dtype=float) for v in vectors.values())
 
 
 def expect_finite(x: Vector, name: str) -> None:

@@ -77,15 +77,9 @@ def solve(
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
     iterates are never differentiated."""
-    parts = tuple(parts) if parts is not None else () if structure is None else structure.parts
-    if structure is not None and structure.parts != parts:
-        raise ValueError(f"parts {parts} differ from the block-tree structure's {structure.parts}")
     if (options.jacobian == "carried") != (carried is not None):
         raise ValueError("jacobian='carried' goes with the carried factors of an earlier solve, and only with it")
-    of_pieces = traced_once(residual, *_split(x0, parts))
-
-    def flat(x: jax.Array) -> jax.Array:
-        return of_pieces(*_split(x, parts))
+    of_pieces, flat = _equations(residual, x0, structure, parts)
 
     def newton(f: Callable[[jax.Array], jax.Array], start: jax.Array) -> tuple[jax.Array, tuple[jax.Array, Any]]:
         end, factors = _iterate(f, of_pieces, start, options, scale, structure, carried)
@@ -105,15 +99,25 @@ def unset_factors(residual: Callable[..., jax.Array], x0: jax.Array, structure: 
                   parts: Sequence[int] | None = None) -> Any:
     """Factors of the shapes ``solve`` carries, filled with NaN (and zero pivots): the first solve
     that starts from them finds its update non-finite and evaluates the Jacobian at once."""
-    parts = tuple(parts) if parts is not None else () if structure is None else structure.parts
 
     def factors_at(x: jax.Array) -> Any:
-        of_pieces = traced_once(residual, *_split(x, parts))
-        return _linear_algebra(lambda y: of_pieces(*_split(y, parts)), of_pieces, structure)[0](x)
+        of_pieces, flat = _equations(residual, x, structure, parts)
+        return _linear_algebra(flat, of_pieces, structure)[0](x)
 
     shapes = jax.eval_shape(factors_at, x0)
     return jax.tree.map(lambda leaf: jnp.full(leaf.shape, jnp.nan if jnp.issubdtype(leaf.dtype, jnp.floating) else 0,
                                               leaf.dtype), shapes)
+
+
+def _equations(residual: Callable[..., jax.Array], x0: jax.Array, structure: block_tree.TreeStructure | None,
+               parts: Sequence[int] | None) -> tuple[Callable[..., jax.Array], Callable[[jax.Array], jax.Array]]:
+    """The residual of the pieces of x (split at ``parts``: by default the structure's, or none),
+    traced once at x0's, and the same residual of x whole."""
+    split = tuple(parts) if parts is not None else () if structure is None else structure.parts
+    if structure is not None and structure.parts != split:
+        raise ValueError(f"parts {split} differ from the block-tree structure's {structure.parts}")
+    of_pieces = traced_once(residual, *_split(x0, split))
+    return of_pieces, lambda x: of_pieces(*_split(x, split))
 
 
 def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
