@@ -37,7 +37,9 @@ class MatrixGroup(LieGroup[Matrix]):
     def compose(self, g: Matrix, h: Matrix) -> Matrix:
         expect_shape(g, (self.size, self.size), "g")
         expect_shape(h, (self.size, self.size), "h")
-        product: Matrix = g @ h
+        # Products and a sum, not a matmul: under a step's vmaps (tangents, stages, bodies) XLA
+        # transposes the operands of a batched small dot around it.
+        product: Matrix = (g[:, :, None] * h[None, :, :]).sum(axis=1)
         return product
 
     def __repr__(self) -> str:

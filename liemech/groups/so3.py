@@ -49,9 +49,10 @@ _LEVI_CIVITA: Final = np.array(
 
 
 def hat3(v: ArrayLike) -> jax.Array:
-    """v̂ with v̂ w = v × w, i.e. v̂_ij = −ε_ijk v_k (traceable; one contraction, which compiles and
-    differentiates to far fewer operations than a matrix assembled entry by entry)."""
-    return -jnp.asarray(_LEVI_CIVITA) @ jnp.asarray(v, dtype=float)
+    """v̂ with v̂ w = v × w, i.e. v̂_ij = −ε_ijk v_k (traceable; one product and sum with ε, which
+    compiles and differentiates to far fewer operations than a matrix assembled entry by entry, and
+    unlike a contraction (a dot) needs no transposes under a step's vmaps)."""
+    return -jnp.sum(jnp.asarray(_LEVI_CIVITA) * jnp.asarray(v, dtype=float)[..., None, None, :], axis=-1)
 
 
 def combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v: ArrayLike) -> jax.Array:
@@ -69,7 +70,7 @@ def combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | flo
     coefficients from one stacked sum (``series.exp_coefficients``)."""
     w, v = jnp.asarray(w, dtype=float), jnp.asarray(v, dtype=float)
     out = a * v + b * jnp.cross(w, v)
-    return out if isinstance(c, float) and c == 0.0 else out + c * (w @ v) * w
+    return out if isinstance(c, float) and c == 0.0 else out + c * jnp.sum(w * v, axis=-1, keepdims=True) * w
 
 
 def dexp(w: ArrayLike) -> jax.Array:

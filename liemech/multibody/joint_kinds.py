@@ -39,25 +39,27 @@ def _dot(u: Array, v: Array) -> Array:
     return jnp.sum(u * v, axis=-1)
 
 
-# Products of stacks of 3 × 3 blocks (and 3-vectors), one batched product each.
+# Products of stacks of 3 × 3 blocks (and 3-vectors) as elementwise products and sums, which XLA
+# fuses: as batched dots, under a step's vmaps (tangents, stages, joints) it transposed their
+# operands around every one (the 32-link chain's step Jacobian: 3.9 → 3.2 ms).
 def apply(R: Array, v: Array) -> Array:
     """R v for stacks R (..., 3, 3), v (..., 3)."""
-    return jnp.einsum("...ij,...j->...i", R, v)
+    return jnp.sum(R * v[..., None, :], axis=-1)
 
 
 def apply_transposed(R: Array, v: Array) -> Array:
     """Rᵀ v for stacks R (..., 3, 3), v (..., 3)."""
-    return jnp.einsum("...ji,...j->...i", R, v)
+    return jnp.sum(R * v[..., :, None], axis=-2)
 
 
 def compose(A: Array, B: Array) -> Array:
     """A B for stacks of 3 × 3 matrices."""
-    return jnp.einsum("...ij,...jk->...ik", A, B)
+    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], axis=-2)
 
 
 def compose_transposed(A: Array, B: Array) -> Array:
     """Aᵀ B for stacks of 3 × 3 matrices."""
-    return jnp.einsum("...ji,...jk->...ik", A, B)
+    return jnp.sum(A[..., :, :, None] * B[..., :, None, :], axis=-3)
 
 
 def cross(u: Array, v: Array) -> Array:
