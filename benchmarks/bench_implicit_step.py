@@ -179,20 +179,27 @@ def _lu_solve(LU: Array, pivots: NDArray[np.int64], r: Array, out: Array) -> Non
         out[i] /= LU[i, i]
 
 
+EXTRAPOLATION = np.array([[1.0, 0.0, 0.0, 0.0], [2.0, -1.0, 0.0, 0.0], [3.0, -3.0, 1.0, 0.0], [4.0, -6.0, 4.0, -1.0]])
+"""Row p: the polynomial of degree p through the last p + 1 solutions (newest first), at the next step."""
+
+
 @njit
 def kernel_run(g0: Array, mu0: Array, eta0: Array, h: float, n_steps: int, A: Array, b: Array, C: Array,
                inertia: Array, chi: Array, mg: float, max_iterations: int, roundoff_factor: float,
-               eps: float) -> tuple[Array, Array, NDArray[np.int64]]:
+               eps: float, extrapolation: Array) -> tuple[Array, Array, NDArray[np.int64]]:
     """(R_k, μ_k, Newton iterations of step k) for k = 1..n_steps: VPRK with cay, simplified Newton
-    from the line through the last two solutions (first step: Hʲ = η₀), Jacobian by forward
-    differences at the guess."""
+    from liemech's guess (first step: Hʲ = η₀, which counts as a solution; then per component the
+    extrapolation of degree ≤ 3 that predicted the last solution best from the ones before it),
+    Jacobian by forward differences at the guess."""
     s = b.shape[0]
     n = 3 * s
     g, mu = g0.copy(), mu0.copy()
     guess = np.empty(n)
     for i in range(s):
         guess[3 * i: 3 * i + 3] = eta0
-    previous_solution = guess.copy()
+    solutions = np.empty((4, n))  # the last four solutions, newest first
+    solutions[:] = guess
+    known = 1
     gs, mus = np.empty((n_steps, 3, 3)), np.empty((n_steps, 3))
     iterations = np.zeros(n_steps, np.int64)
     J, pivots = np.empty((n, n)), np.empty(n, np.int64)
@@ -226,8 +233,20 @@ def kernel_run(g0: Array, mu0: Array, eta0: Array, h: float, n_steps: int, A: Ar
         g = g @ T_xi
         mu[:] = mu_next
         gs[step], mus[step] = g, mu
-        guess[:] = 2.0 * x - previous_solution
-        previous_solution[:] = x
+        for i in range(n):
+            closest = np.inf
+            for p in range(known):
+                predicted, following = 0.0, extrapolation[p, 0] * x[i]
+                for j in range(p + 1):
+                    predicted += extrapolation[p, j] * solutions[j, i]
+                    if j < p:
+                        following += extrapolation[p, j + 1] * solutions[j, i]
+                if abs(predicted - x[i]) < closest:
+                    closest = abs(predicted - x[i])
+                    guess[i] = following
+        solutions[1:] = solutions[:3].copy()
+        solutions[0] = x
+        known = min(known + 1, 4)
     return gs, mus, iterations
 
 
@@ -238,7 +257,7 @@ def run_kernel(stages: int, n_steps: int) -> tuple[Array, Array, NDArray[np.int6
     C = (b[None, :] * A.T) / b[:, None]  # C_ij = b_j a_ji / b_i of (26)
     return kernel_run(exp_matrix(TOP.rotation0), TOP.inertia @ TOP.omega0, np.asarray(TOP.omega0, float), H_STEP,
                       n_steps, A, b, C, np.asarray(TOP.inertia, float), np.asarray(TOP.chi, float), float(TOP.mg),
-                      NEWTON.max_iterations, NEWTON.roundoff_factor, EPS)
+                      NEWTON.max_iterations, NEWTON.roundoff_factor, EPS, EXTRAPOLATION)
 
 
 def liemech_run(problem: lm.Problem[lm.Matrix], method: lm.Method) -> Callable[[int], object]:

@@ -88,7 +88,7 @@ def stage_multiplier_roundoff(problem: lm.Problem[P], sol: lm.Solution[P]) -> fl
     state = NodeState(jax.tree.map(lambda leaf: leaf[k], sol.g), sol.mu[k], sol.eta[k],
                          None if sol.lam is None else sol.lam[k], sol.t[k])
     carry, _ = jax.jit(equations.step)(equations.start(state), jnp.asarray(H))
-    root = carry.solution
+    root = carry.history.solutions[0]
     jacobian = np.asarray(jax.jit(jax.jacfwd(lambda x: equations.residual(x, state, H)))(root))
     last_multiplier_rows = np.linalg.inv(jacobian)[-problem.n_constraints:]
     stopping = 16 * np.finfo(float).eps * max(1.0, np.max(np.abs(sol.mu[k])))
