@@ -18,7 +18,11 @@ then forward substitution leaves → roots and back substitution roots → leave
     z_i = S_i⁻¹ (r_i − Σ_{c: p(c) = i} L_c z_c),   x_i = z_i − S_i⁻¹ U_i x_{p(i)}   (x_root = z_root).
 
 Each S_i is factored by LU with partial pivoting, which the indefinite KKT blocks need (the
-multiplier unknowns have zero diagonal sub-blocks). There is no pivoting across blocks: every S_i
+multiplier unknowns have zero diagonal sub-blocks), and inverted from its factors: a solve, which
+Newton repeats with one factorisation, is then products of blocks alone, which XLA fuses (the
+32-link chain's Lobatto-2 step: a solve 90 → 42 µs, its factorisation 0.76 → 0.80 ms). The
+inverse's round-off, cond(S_i)·eps relative, only slows a simplified Newton's contraction by as
+much. There is no pivoting across blocks: every S_i
 must be regular. S_i is the Schur complement of the subtree of i (i and the blocks below it), so
 it is when each subtree's block is: for a mechanism whose joints' multipliers go with their child
 bodies (away from the world), a subtree on the world's side of the root carries only joints among
@@ -90,9 +94,9 @@ class TreeBlocks(NamedTuple):
 
 
 class TreeFactors(NamedTuple):
-    """Per level (deepest first) and slot: LU factors of S_i, the gain S_i⁻¹ U_i and L_i."""
+    """Per level (deepest first) and slot: S_i⁻¹, the gain S_i⁻¹ U_i and L_i."""
 
-    schur: lu.LUFactors
+    inverse: jax.Array
     gain: jax.Array
     lower: jax.Array
 
@@ -311,8 +315,9 @@ def tree_factor(blocks: TreeBlocks, structure: TreeStructure) -> TreeFactors:
     def level(schur: jax.Array, rows: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, TreeFactors]:
         members, parents = rows
         factors = _factor(schur[members])
-        gain = _solve(factors.lu, factors.permutation, upper[members])
-        return schur.at[parents].add(-lower[members] @ gain), TreeFactors(factors, gain, lower[members])
+        inverse = _solve(factors.lu, factors.permutation, jnp.broadcast_to(dummy, (len(members), b, b)))
+        gain = inverse @ upper[members]
+        return schur.at[parents].add(-lower[members] @ gain), TreeFactors(inverse, gain, lower[members])
 
     schur = jnp.concatenate([blocks.diagonal, dummy])
     levels, level_parents = jnp.asarray(structure.levels), jnp.asarray(structure.level_parents)
@@ -328,12 +333,12 @@ def tree_solve(factors: TreeFactors, r: jax.Array, structure: TreeStructure) -> 
 
     def forward(rhs: jax.Array, rows: tuple[jax.Array, jax.Array, TreeFactors]) -> tuple[jax.Array, jax.Array]:
         members, parents, level = rows
-        z = _solve(level.schur.lu, level.schur.permutation, rhs[members, :, None])[..., 0]
-        return rhs.at[parents].add(-jnp.einsum("wij,wj->wi", level.lower, z)), z
+        z = jnp.sum(level.inverse * rhs[members, None, :], axis=-1)
+        return rhs.at[parents].add(-jnp.sum(level.lower * z[:, None, :], axis=-1)), z
 
     def backward(x: jax.Array, rows: tuple[jax.Array, jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, None]:
         members, parents, z, gain = rows
-        return x.at[members].set(z - jnp.einsum("wij,wj->wi", gain, x[parents])), None
+        return x.at[members].set(z - jnp.sum(gain * x[parents][:, None, :], axis=-1)), None
 
     z = jax.lax.scan(forward, rhs, (levels, level_parents, factors))[1]
     x = jax.lax.scan(backward, jnp.zeros_like(rhs), (levels, level_parents, z, factors.gain), reverse=True)[0]
