@@ -6,11 +6,13 @@ the next one to O(h^{p+1}):
 
     x̂_{k+1} = Σ_{j=0}^{p} (−1)^j C(p + 1, j + 1) x_{k−j}     (Newton's backward differences),
 
-the last solution (p = 0), the line (p = 1), the parabola and the cubic (p = 3). A component that
-alternates from step to step (a parasitic multiplier, a mode that the step does not resolve) is
-predicted worse the higher the degree (the cubic amplifies an alternation fifteenfold). So each
-component takes the degree whose prediction of the solution just found, from the ones before it,
-came closest: the cubic where the motion is smooth, the last value where it alternates.
+the last solution (p = 0), the line (p = 1), the parabola and the cubic (p = 3). A motion that the
+step does not resolve (a parasitic multiplier that alternates from step to step, a chain whipping
+at hω ≈ 1) is predicted worse the higher the degree: the cubic amplifies an alternation
+fifteenfold. So the guess takes the degree whose prediction of the solution just found, from the
+ones before it, came closest (in the largest miss over the components): the cubic where the motion
+is smooth, the last value where it alternates. (Chosen per component, the degrees made guesses
+from which simplified Newton lost a whipping chain's root.)
 """
 
 from typing import Final, NamedTuple
@@ -38,15 +40,16 @@ def history(guess: jax.Array) -> History:
 
 
 def extrapolate(past: History, solution: jax.Array) -> tuple[History, jax.Array]:
-    """The history with ``solution`` added, and the guess for the next step: per component, the
-    prediction of the degree that predicted ``solution`` best from the solutions before it."""
+    """The history with ``solution`` added, and the guess for the next step: the prediction of the
+    degree that predicted ``solution`` best from the solutions before it (its largest miss over
+    the components the smallest)."""
     solutions = jnp.concatenate([solution[None], past.solutions[:-1]])
     # Elementwise over the degrees (no matrix products, argmin or gathers), so that XLA fuses it
-    # into a kernel or two: it runs once per step, beside a step of twenty microseconds.
-    guess, closest = solutions[0], jnp.abs(past.solutions[0] - solution)
+    # into a few kernels: it runs once per step, beside a step of twenty microseconds.
+    guess, closest = solutions[0], jnp.max(jnp.abs(past.solutions[0] - solution))
     for p in range(1, DEGREES):
         weights = EXTRAPOLATION[p, :p + 1]
-        miss = jnp.abs(sum(w * x for w, x in zip(weights, past.solutions)) - solution)
+        miss = jnp.max(jnp.abs(sum(w * x for w, x in zip(weights, past.solutions)) - solution))
         better = (p < past.known) & (miss < closest)  # degree p needs p + 1 earlier solutions
         closest = jnp.where(better, miss, closest)
         guess = jnp.where(better, sum(w * x for w, x in zip(weights, solutions)), guess)
