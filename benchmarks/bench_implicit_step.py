@@ -188,9 +188,9 @@ def kernel_run(g0: Array, mu0: Array, eta0: Array, h: float, n_steps: int, A: Ar
                inertia: Array, chi: Array, mg: float, max_iterations: int, roundoff_factor: float,
                eps: float, extrapolation: Array) -> tuple[Array, Array, NDArray[np.int64]]:
     """(R_k, μ_k, Newton iterations of step k) for k = 1..n_steps: VPRK with cay, simplified Newton
-    from liemech's guess (first step: Hʲ = η₀, which counts as a solution; then per component the
-    extrapolation of degree ≤ 3 that predicted the last solution best from the ones before it),
-    Jacobian by forward differences at the guess."""
+    from liemech's guess (first step: Hʲ = η₀, which counts as a solution; then the extrapolation
+    of degree ≤ 3 whose prediction of the last solution from the ones before it missed least at
+    its worst component), Jacobian by forward differences at the guess."""
     s = b.shape[0]
     n = 3 * s
     g, mu = g0.copy(), mu0.copy()
@@ -233,17 +233,20 @@ def kernel_run(g0: Array, mu0: Array, eta0: Array, h: float, n_steps: int, A: Ar
         g = g @ T_xi
         mu[:] = mu_next
         gs[step], mus[step] = g, mu
-        for i in range(n):
-            closest = np.inf
-            for p in range(known):
-                predicted, following = 0.0, extrapolation[p, 0] * x[i]
+        closest, degree = np.inf, 0
+        for p in range(known):
+            miss = 0.0
+            for i in range(n):
+                predicted = 0.0
                 for j in range(p + 1):
                     predicted += extrapolation[p, j] * solutions[j, i]
-                    if j < p:
-                        following += extrapolation[p, j + 1] * solutions[j, i]
-                if abs(predicted - x[i]) < closest:
-                    closest = abs(predicted - x[i])
-                    guess[i] = following
+                miss = max(miss, abs(predicted - x[i]))
+            if miss < closest:
+                closest, degree = miss, p
+        for i in range(n):
+            guess[i] = extrapolation[degree, 0] * x[i]
+            for j in range(degree):
+                guess[i] += extrapolation[degree, j + 1] * solutions[j, i]
         solutions[1:] = solutions[:3].copy()
         solutions[0] = x
         known = min(known + 1, 4)
