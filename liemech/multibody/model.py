@@ -67,11 +67,21 @@ class _KindBatch:
     def relative_pose(self, R: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array]:
         """R_rel = R_jᵀR_c' and p_rel = R_jᵀ(p_c' − p_j) from the link poses (world first), with
         (R_c', p_c') the joint frame on the child's side."""
-        R_joint = compose(R[self.parent], jnp.asarray(self.R_origin))
-        p_joint = p[self.parent] + apply(R[self.parent], jnp.asarray(self.p_origin))
-        R_child = compose(R[self.child], jnp.asarray(self.R_child_origin))
-        p_child = p[self.child] + apply(R[self.child], jnp.asarray(self.p_child_origin))
+        R_joint, p_joint = _placed(R[self.parent], p[self.parent], self.R_origin, self.p_origin)
+        R_child, p_child = _placed(R[self.child], p[self.child], self.R_child_origin, self.p_child_origin)
         return compose_transposed(R_joint, R_child), apply_transposed(R_joint, p_child - p_joint)
+
+
+def _placed(R: jax.Array, p: jax.Array, R_offset: NDArray[np.float64],
+            p_offset: NDArray[np.float64]) -> tuple[jax.Array, jax.Array]:
+    """The frames (R R_offset, p + R p_offset) of stacks of link poses. Where every offset is the
+    identity or zero (a URDF's child frames; joints without rpy or xyz) the product is left out:
+    XLA keeps products with a constant identity or zero, which the step then differentiates along
+    every tangent of its Jacobian."""
+    identity = np.array_equal(R_offset, np.broadcast_to(np.eye(3), R_offset.shape))
+    R_placed = R if identity else compose(R, jnp.asarray(R_offset))
+    p_placed = p + apply(R, jnp.asarray(p_offset)) if np.any(p_offset) else p
+    return R_placed, p_placed
 
 
 class Model:
