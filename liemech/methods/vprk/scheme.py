@@ -281,7 +281,8 @@ class VPRKEquations(Generic[P]):
         close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r, ν_k (the unknown
         momentum at the step's end, see ``_stages``) and its equation that of coordinate k. None where the
         dense Jacobian costs no more than twice the tree's, counting a directional derivative along H
-        as one of the dense ones and one along Λ or ν as half (measured: about a quarter): up to a
+        as one of the dense ones and one along Λ or ν as half (measured on the 32-link chain: a
+        quarter when this was set, three quarters since the rest of a step got cheaper): up to a
         chain of 4 links, where the tree's corrections and level loop cost as much as they save, and
         compile longer."""
         sparsity = problem.sparsity
