@@ -37,6 +37,7 @@ import liemech as lm  # noqa: E402
 from bench_core import TOP, top_from_potential_alone  # noqa: E402
 from liemech.groups.so3 import exp_matrix  # noqa: E402
 from liemech.solvers.newton import EPS, NewtonOptions  # noqa: E402
+from liemech.solvers.starting_guess import EXTRAPOLATION  # noqa: E402
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -177,10 +178,6 @@ def _lu_solve(LU: Array, pivots: NDArray[np.int64], r: Array, out: Array) -> Non
         for j in range(i + 1, n):
             out[i] -= LU[i, j] * out[j]
         out[i] /= LU[i, i]
-
-
-EXTRAPOLATION = np.array([[1.0, 0.0, 0.0, 0.0], [2.0, -1.0, 0.0, 0.0], [3.0, -3.0, 1.0, 0.0], [4.0, -6.0, 4.0, -1.0]])
-"""Row p: the polynomial of degree p through the last p + 1 solutions (newest first), at the next step."""
 
 
 @njit

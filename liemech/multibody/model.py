@@ -78,10 +78,13 @@ def _placed(R: jax.Array, p: jax.Array, R_offset: NDArray[np.float64],
     identity or zero (a URDF's child frames; joints without rpy or xyz) the product is left out:
     XLA keeps products with a constant identity or zero, which the step then differentiates along
     every tangent of its Jacobian."""
+    return _rotated(R, R_offset), (p + apply(R, jnp.asarray(p_offset)) if np.any(p_offset) else p)
+
+
+def _rotated(R: jax.Array, R_offset: NDArray[np.float64]) -> jax.Array:
+    """R R_offset for stacks, R itself where every offset is the identity (``_placed``)."""
     identity = np.array_equal(R_offset, np.broadcast_to(np.eye(3), R_offset.shape))
-    R_placed = R if identity else compose(R, jnp.asarray(R_offset))
-    p_placed = p + apply(R, jnp.asarray(p_offset)) if np.any(p_offset) else p
-    return R_placed, p_placed
+    return R if identity else compose(R, jnp.asarray(R_offset))
 
 
 class Model:
@@ -189,7 +192,7 @@ class Model:
             n = len(self.bodies)
             omega = jnp.concatenate([jnp.zeros((1, 3)), eta[: 3 * n].reshape(n, 3)])
             v = jnp.concatenate([jnp.zeros((1, 3)), eta[3 * n:].reshape(n, 3)])
-            out.append((R_rel, p_rel, *_relative_velocity(batch, R, omega, v, p_rel)))
+            out.append((R_rel, p_rel, *_relative_velocity(batch, R, omega, v, R_rel, p_rel)))
         return out
 
     def positions(self, g: Configuration) -> jax.Array:
@@ -447,15 +450,15 @@ class Model:
 
 
 def _relative_velocity(batch: _KindBatch, R: jax.Array, omega: jax.Array, v: jax.Array,
-                       p_rel: jax.Array) -> tuple[jax.Array, jax.Array]:
+                       R_rel: jax.Array, p_rel: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(ω_rel, ṗ_rel) of the module docstring of ``joint_kinds``, from the bodies' rotations R,
-    angular velocities ω (own axes) and centre-of-mass velocities v (world first, at rest):
-    ω_rel = R_coᵀω_c − R_relᵀ R_oᵀ ω_p, ṗ_rel = R_jᵀ(ṗ_c' − ṗ_j) − ω_j × p_rel, with R_co, p_co the
-    joint frame in the child's frame and ṗ_c' = v_c + R_c (ω_c × (p_co − c_c)) its origin's velocity."""
+    angular velocities ω (own axes) and centre-of-mass velocities v (world first, at rest), and the
+    joints' relative poses: ω_rel = R_coᵀω_c − R_relᵀ R_oᵀ ω_p, ṗ_rel = R_jᵀ(ṗ_c' − ṗ_j) − ω_j × p_rel,
+    with R_co, p_co the joint frame in the child's frame and ṗ_c' = v_c + R_c (ω_c × (p_co − c_c))
+    its origin's velocity."""
     Rp, Rc = R[batch.parent], R[batch.child]
     R_origin = jnp.asarray(batch.R_origin)
-    R_joint = compose(Rp, R_origin)
-    R_rel = compose_transposed(R_joint, compose(Rc, jnp.asarray(batch.R_child_origin)))
+    R_joint = _rotated(Rp, batch.R_origin)
     omega_joint = apply_transposed(R_origin, omega[batch.parent])
     omega_rel = apply_transposed(jnp.asarray(batch.R_child_origin), omega[batch.child]) - apply_transposed(
         R_rel, omega_joint)

@@ -40,9 +40,9 @@ class NewtonOptions:
     ``"refreshed"`` is simplified Newton that re-evaluates it at the iterate whose residual fell by
     less than half with the current one (a Jacobian per step while the iteration contracts, more
     where a frozen one would stall); ``"carried"`` (VPRK) starts each step with the factors the
-    last one ended with, and evaluates the Jacobian again, as ``"refreshed"`` does, once an update
-    from them would not halve the residual: far fewer Jacobians where the step's Jacobian changes
-    slowly from step to step, one wasted iteration per step where it does not."""
+    last one ended with, and evaluates the Jacobian again once an update from them would not shrink
+    the residual a hundredfold (``compiled_newton.CARRIED_CONTRACTION``): fewer Jacobians and more
+    iterations per step, which pays only where a Jacobian costs much more than those iterations."""
 
     tol: float | None = None
     max_iterations: int = 50

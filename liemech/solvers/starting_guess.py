@@ -46,8 +46,8 @@ def extrapolate(past: History, solution: jax.Array) -> tuple[History, jax.Array]
     solutions = jnp.concatenate([solution[None], past.solutions[:-1]])
     # Elementwise over the degrees (no matrix products, argmin or gathers), so that XLA fuses it
     # into a few kernels: it runs once per step, beside a step of twenty microseconds.
-    guess, closest = solutions[0], jnp.max(jnp.abs(past.solutions[0] - solution))
-    for p in range(1, DEGREES):
+    guess, closest = solution, jnp.asarray(jnp.inf)
+    for p in range(DEGREES):
         weights = EXTRAPOLATION[p, :p + 1]
         miss = jnp.max(jnp.abs(sum(w * x for w, x in zip(weights, past.solutions)) - solution))
         better = (p < past.known) & (miss < closest)  # degree p needs p + 1 earlier solutions
