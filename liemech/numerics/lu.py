@@ -1,7 +1,10 @@
 """LU factors and linear solves for the compiled steps, fast and safe on batches as well as alone.
 
-Alone, factorisation and solve are LAPACK's. Under ``jax.vmap`` (an ensemble, a batch of flows)
-two things change:
+Systems of up to ``SMALL_SYSTEM`` unknowns (a step's Newton system on a few bodies, a mass
+matrix, a Cayley map) are factorised and solved by loops written here in XLA's operations: a step
+then calls no library, and XLA compiles its loops, Newton's and the time loop around it, into one
+kernel each (``liemech.xla_options``). Larger systems are LAPACK's; under ``jax.vmap`` (an
+ensemble, a batch of flows) two things change for them:
 
 * the solve: XLA's CPU backend would call LAPACK once per matrix, and for the small systems of a
   step (tens of unknowns) the calls cost several times their arithmetic (0.6 µs per member for a
@@ -25,6 +28,9 @@ import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 from jax.typing import ArrayLike
 
+SMALL_SYSTEM = 32
+"""The largest n whose n × n systems are factorised and solved by XLA loops instead of LAPACK."""
+
 LAPACK_CHUNK_WORK = 100_000
 """Flops of one batched LAPACK call (n³ per n × n factorisation); half of jaxlib's threshold
 (2e5) above which it splits a call over its thread pool."""
@@ -39,13 +45,33 @@ class LUFactors(NamedTuple):
     permutation: jax.Array
 
 
-@custom_vmap
 def lu_factor(matrix: jax.Array) -> LUFactors:
     """The LU factorisation with partial pivoting of a square ``matrix``."""
+    return _factor_in_loop(matrix) if matrix.shape[-1] <= SMALL_SYSTEM else _lapack_factor(matrix)
+
+
+def lu_solve(factors: LUFactors, r: jax.Array) -> jax.Array:
+    """x with J x = r (a vector or a matrix of columns), from the factors of J."""
+    if factors.lu.shape[-1] <= SMALL_SYSTEM:
+        return _substitute_in_loop(factors, r, transposed=False)
+    out: jax.Array = _lapack_solve(factors, r)
+    return out
+
+
+def lu_solve_transposed(factors: LUFactors, r: jax.Array) -> jax.Array:
+    """x with Jᵀ x = r (a vector or a matrix of columns), from the factors of J."""
+    if factors.lu.shape[-1] <= SMALL_SYSTEM:
+        return _substitute_in_loop(factors, r, transposed=True)
+    out: jax.Array = _lapack_solve_transposed(factors, r)
+    return out
+
+
+@custom_vmap
+def _lapack_factor(matrix: jax.Array) -> LUFactors:
     return LUFactors(*jax.lax.linalg.lu(matrix))
 
 
-@lu_factor.def_vmap
+@_lapack_factor.def_vmap
 def _lu_factor_batched(axis_size: int, in_batched: list[bool], matrix: jax.Array) -> tuple[LUFactors, LUFactors]:
     # The rule runs only for a batched argument, and ``matrix`` is the only one.
     n = matrix.shape[-1]
@@ -57,15 +83,13 @@ def _lu_factor_batched(axis_size: int, in_batched: list[bool], matrix: jax.Array
 
 
 @custom_vmap
-def lu_solve(factors: LUFactors, r: jax.Array) -> jax.Array:
-    """x with J x = r (a vector or a matrix of columns), from the factors of J."""
+def _lapack_solve(factors: LUFactors, r: jax.Array) -> jax.Array:
     out: jax.Array = jax.scipy.linalg.lu_solve((factors.lu, factors.pivots), r)
     return out
 
 
 @custom_vmap
-def lu_solve_transposed(factors: LUFactors, r: jax.Array) -> jax.Array:
-    """x with Jᵀ x = r (a vector or a matrix of columns), from the factors of J."""
+def _lapack_solve_transposed(factors: LUFactors, r: jax.Array) -> jax.Array:
     out: jax.Array = jax.scipy.linalg.lu_solve((factors.lu, factors.pivots), r, trans=1)
     return out
 
@@ -86,7 +110,7 @@ def _batched_solve(transposed: bool) -> BatchRule:
             # One matrix, many right-hand sides (a derivative along many tangents): one solve with the
             # members as columns, which an enclosing vmap batches by this rule again.
             columns = jnp.moveaxis(r, 0, -1).reshape(r.shape[1], -1)
-            solved = (lu_solve_transposed if transposed else lu_solve)(factors, columns)
+            solved = (_lapack_solve_transposed if transposed else _lapack_solve)(factors, columns)
             return jnp.moveaxis(solved.reshape(*r.shape[1:], axis_size), -1, 0), True
         factors = jax.tree.map(batched, factors, in_batched[0])
         if r.ndim == factors.lu.ndim:  # columns: each is a right-hand side of its member's matrix
@@ -97,8 +121,8 @@ def _batched_solve(transposed: bool) -> BatchRule:
     return rule
 
 
-lu_solve.def_vmap(_batched_solve(transposed=False))
-lu_solve_transposed.def_vmap(_batched_solve(transposed=True))
+_lapack_solve.def_vmap(_batched_solve(transposed=False))
+_lapack_solve_transposed.def_vmap(_batched_solve(transposed=True))
 
 
 def solve(matrix: ArrayLike, rhs: ArrayLike) -> jax.Array:
@@ -146,3 +170,60 @@ def _backward(entry: Entry, y: list[jax.Array], diagonal: Callable[[int], jax.Ar
             x_i = x_i - entry(i, j) * x[j]
         x[i] = x_i if diagonal is None else x_i / diagonal(i)
     return [x[i] for i in range(n)]
+
+
+def _factor_in_loop(matrix: jax.Array) -> LUFactors:
+    """LAPACK's getrf (P J = L U, partial pivoting) as a loop over the columns: at column k the
+    largest entry on or below the diagonal is swapped onto it, and the multipliers below it
+    eliminate the column. Rows are swapped by selections, never scattered, so the loop stays one
+    of the operations XLA compiles into a single kernel, under ``vmap`` too (``xla_options``)."""
+    n = matrix.shape[-1]
+    index = jnp.arange(n)
+
+    def eliminate(k: jax.Array, factors: LUFactors) -> LUFactors:
+        m, pivots, permutation = factors
+        column = jax.lax.dynamic_index_in_dim(m, k, axis=1, keepdims=False)
+        p = jnp.argmax(jnp.where(index >= k, jnp.abs(column), -1.0)).astype(pivots.dtype)
+        at_k, at_p = index == k, index == p
+        row_k, row_p = (jax.lax.dynamic_index_in_dim(m, i, keepdims=False) for i in (k, p))
+        m = jnp.where(at_k[:, None], row_p, jnp.where(at_p[:, None], row_k, m))
+        permutation = jnp.where(at_k, permutation[p], jnp.where(at_p, permutation[k], permutation))
+        below = index > k
+        multipliers = jnp.where(below, jnp.where(at_p, column[k], column) / column[p], 0.0)
+        m = m - multipliers[:, None] * jnp.where(below, row_p, 0.0)[None, :]
+        m = jnp.where(below[:, None] & at_k[None, :], multipliers[:, None], m)
+        return LUFactors(m, jnp.where(at_k, p, pivots), permutation)
+
+    start = LUFactors(matrix, jnp.zeros(n, jnp.int32), index.astype(jnp.int32))
+    factors: LUFactors = jax.lax.fori_loop(0, n, eliminate, start)
+    return factors
+
+
+def _substitute_in_loop(factors: LUFactors, r: jax.Array, transposed: bool) -> jax.Array:
+    """x = U⁻¹ L⁻¹ P r, or x = Pᵀ L⁻ᵀ U⁻ᵀ r, by substitution loops over the rows (r a vector or
+    a matrix of columns); like ``_factor_in_loop``, without scatters."""
+    lu, n = factors.lu, factors.lu.shape[-1]
+    index = jnp.arange(n)
+    by_row = index.reshape(n, *[1] * (r.ndim - 1))
+    triangle = lu.T if transposed else lu
+
+    def substitute(b: jax.Array, lower: bool, unit: bool) -> jax.Array:
+        def row(step: jax.Array, x: jax.Array) -> jax.Array:
+            i = step if lower else n - 1 - step
+            entries = jax.lax.dynamic_index_in_dim(triangle, i, keepdims=False)
+            known = (index < i) if lower else (index > i)
+            value = jax.lax.dynamic_index_in_dim(b, i, keepdims=False) - jnp.sum(
+                jnp.where(known, entries, 0.0).reshape(by_row.shape) * x, axis=0)
+            updated: jax.Array = jax.lax.dynamic_update_index_in_dim(x, value if unit else value / entries[i], i, 0)
+            return updated
+
+        x: jax.Array = jax.lax.fori_loop(0, n, row, jnp.zeros_like(b))
+        return x
+
+    # P has rows e_{permutation[i]}: P r = r[permutation], Pᵀ w sums the rows of w into place.
+    chosen = factors.permutation[:, None] == index[None, :]
+    if transposed:
+        w = substitute(substitute(r, lower=True, unit=False), lower=False, unit=True)
+        return jnp.sum(jnp.where(chosen.reshape(n, n, *by_row.shape[1:]), w[:, None], 0.0), axis=0)
+    b = jnp.sum(jnp.where(chosen.reshape(n, n, *by_row.shape[1:]), r[None, :], 0.0), axis=1)
+    return substitute(substitute(b, lower=True, unit=True), lower=False, unit=False)
