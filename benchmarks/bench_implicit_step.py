@@ -6,8 +6,8 @@ missing; numba is a benchmark-only dependency). It solves the equations liemech 
 Diego & Sato Martín de Almagro 2018, Theorem 6.1, eqs. (26) and (28); see ``liemech.methods.vprk``)
 with the same simplified Newton: the Jacobian once per step at the starting guess, here by forward
 differences (liemech: forward-mode AD), the same stopping rule (‖r‖∞ ≤ 16 eps·max(1, ‖μ_k‖∞), or a
-plateau below √eps·max(1, ‖μ_k‖∞), then one last update) and the same starting guess (the line
-through the last two solutions). Before any timing the script checks that the kernel's nodes agree
+plateau below √eps·max(1, ‖μ_k‖∞), then one last update) and the same starting guess (the
+extrapolation through the last solutions, ``liemech.solvers.starting_guess``). Before any timing the script checks that the kernel's nodes agree
 with liemech's over 100 steps.
 
 Prints µs per step of liemech's Lobatto-2/3/4 with cay and exp (``lm.integrate``, 10⁴ steps after a

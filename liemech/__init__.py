@@ -1,5 +1,8 @@
 """liemech: structure-preserving mechanics on Lie groups."""
 
+# First: XLA reads the options this module sets when JAX's backend starts.
+from liemech import xla_options  # noqa: F401
+
 from liemech.groups import (
     RETRACTION_KINDS,
     SE2,

@@ -7,13 +7,26 @@ turned off, a VPRK step on the heavy top takes a third less time (Lobatto-2 cay 
 ensemble of 64 tops and an 8-link chain about a tenth less, the 16-top and 32-link chains on the
 block tree 3–7 % less. The option is an experimental one of XLA's: where a jaxlib does not know it,
 liemech compiles without it.
+
+XLA's CPU runtime runs a program kernel by kernel, at a fixed cost per kernel, except while loops
+whose iteration touches fewer than ``xla_cpu_small_while_loop_byte_threshold`` bytes (1 KiB by
+default), which it compiles into one kernel. A step's Newton loop, and the time loop around it,
+are small but touch more than 1 KiB; importing liemech raises the threshold to
+``SMALL_LOOP_BYTES`` through ``XLA_FLAGS``, which XLA reads once, when JAX's backend starts. A
+step that calls no library (``liemech.numerics.lu`` factorises small systems by loops for this)
+then runs as one kernel: the heavy top's Lobatto-3 step 26 → 9 µs. Where the backend had started
+before liemech was imported, or ``XLA_FLAGS`` already sets XLA's extra options, the first
+compilation warns (``small_loops_compiled``).
 """
 
 import functools
+import os
+import warnings
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, cast
 
 import jax
+import jax.numpy as jnp
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,9 +34,42 @@ WANTED: Final[dict[str, str | bool | int | float]] = {"xla_cpu_experimental_ynn_
 """The options asked for (an empty list of fusion types: none goes to YNNPACK)."""
 
 
+SMALL_LOOP_BYTES: Final = 2**26
+"""The byte threshold asked of XLA below which a while loop is compiled into one kernel."""
+
+SMALL_LOOP_OPTION: Final = f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"
+
+
+def _ask_for_small_loops() -> None:
+    """Adds ``SMALL_LOOP_OPTION`` to ``XLA_FLAGS``, unless the user sets XLA's extra options."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_backend_extra_options" not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_extra_options={SMALL_LOOP_OPTION}".strip()
+
+
+_ask_for_small_loops()
+
+
+@functools.cache
+def small_loops_compiled() -> bool:
+    """Whether XLA compiles a loop of 32 KiB per iteration into one kernel in this process; warns
+    once if not."""
+    loop = jax.jit(lambda x: jax.lax.fori_loop(0, 2, lambda _, y: jnp.sin(y), x))
+    compiled = "xla_cpu_small_call" in str(loop.lower(jnp.zeros(4096)).compile().as_text())
+    if not compiled:
+        warnings.warn(
+            "XLA runs liemech's steps kernel by kernel in this process, about three times slower: JAX's "
+            "backend started before liemech was imported, or XLA_FLAGS sets xla_backend_extra_options "
+            f"without {SMALL_LOOP_OPTION}. Import liemech before computing with JAX, or add that option.",
+            stacklevel=2)
+    return compiled
+
+
 @functools.cache
 def compiler_options() -> dict[str, str | bool | int | float]:
-    """``WANTED`` if this jaxlib compiles with it, else no options."""
+    """``WANTED`` if this jaxlib compiles with it, else no options; first checks (once) that XLA
+    compiles small loops into one kernel (``small_loops_compiled``)."""
+    small_loops_compiled()
     try:
         jax.jit(lambda x: x + 1.0, compiler_options=WANTED).lower(1.0).compile()
     except (jax.errors.JaxRuntimeError, ValueError):  # "No such compile option"

@@ -175,7 +175,8 @@ def test_ball_on_turntable_is_ball_on_turntable() -> None:
     ``BallOnTurntable``'s initial data ((x, y) = (1, 0): ``at=(1, 0, 0)``): the same method
     (Lobatto-2) and step (h = 0.1, 100 steps) give the same R, Ω and centre (x, y) at every node
     to round-off (measured 1.5e-14 in R, 5.8e-15 in (x, y), 4.9e-15 in Ω), and the centre stays at
-    height r. The energy ½μᵀ𝕀⁻¹μ + m g x_z is not conserved on the spinning table: it varies by 3.8
+    height r to Newton's stopping rule (16 eps: a few ulps of r = 1, which the order of the LU's
+    round-off moves). The energy ½μᵀ𝕀⁻¹μ + m g x_z is not conserved on the spinning table: it varies by 3.8
     (E₀ = 1.47) along the run, as the table's contact force works on the ball."""
     turntable = BallOnTurntable()
     expected_problem = turntable.problem()
@@ -191,7 +192,7 @@ def test_ball_on_turntable_is_ball_on_turntable() -> None:
     assert float(np.max(np.abs(sol.g[1][:, :2] - expected.g[1]))) <= 1e-13
     assert float(np.max(np.abs(sol.eta[:, :3] - expected.eta[:, :3]))) <= 1e-13
     assert float(np.max(np.abs(sol.eta[:, 3:5] - expected.eta[:, 3:]))) <= 1e-13
-    assert float(np.max(np.abs(sol.g[1][:, 2] - turntable.radius))) <= 1e-15
+    assert float(np.max(np.abs(sol.g[1][:, 2] - turntable.radius))) <= 16 * np.finfo(float).eps * turntable.radius
     energy = np.array([body.energy(g, mu) for g, mu in zip(sol.points(), sol.mu)])
     assert float(np.ptp(energy)) >= 1.0
 

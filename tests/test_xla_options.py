@@ -1,12 +1,17 @@
 """liemech's top-level programs are compiled without YNNPACK's dot fusions (``liemech.xla_options``):
 the option is known to this jaxlib, and a program of small products compiled with it has none of
-the fused library calls that plain ``jax.jit`` makes of them."""
+the fused library calls that plain ``jax.jit`` makes of them. Importing liemech before JAX's backend
+starts makes XLA compile small loops into one kernel; importing it later warns."""
+
+import os
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.xla_options import WANTED, compiler_options, jit
+from liemech.xla_options import WANTED, compiler_options, jit, small_loops_compiled
 
 
 def products(a: jax.Array) -> jax.Array:
@@ -23,3 +28,16 @@ def test_this_jaxlib_takes_the_options_and_the_small_products_leave_ynnpack() ->
     assert "ynn_fusion" in plain and "ynn_fusion" not in ours
     expected = (np.sin(a) @ np.cos(a)) @ np.tanh(a)
     np.testing.assert_allclose(jit(products)(a), expected, rtol=0, atol=1e-12 * np.max(np.abs(expected)))
+
+
+def test_small_loops_are_one_kernel_here_and_a_late_import_warns() -> None:
+    """This process imported liemech before computing with JAX; a process that computes first (and
+    has no XLA_FLAGS of its own) keeps XLA's default and is told so."""
+    assert small_loops_compiled()
+    late = ("import warnings, jax.numpy as jnp; jnp.ones(2).block_until_ready(); import liemech\n"
+            "from liemech.xla_options import small_loops_compiled\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always'); print(small_loops_compiled(), [str(w.message) for w in caught])")
+    env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
+    out = subprocess.run([sys.executable, "-c", late], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.startswith("False") and "kernel by kernel" in out
