@@ -1,19 +1,17 @@
-"""Newton's LU solve, alone and under vmap, for small systems (loops in XLA) and larger ones
-(LAPACK, substitutions over a batch), and the differentiable ``solve``, against numpy's solve within
-the forward-error bound of LU with partial pivoting."""
+"""Newton's LU solve, alone (LAPACK) and under vmap (substitutions over the batch), the
+differentiable ``solve``, and the inverse of small systems (Gauss–Jordan in XLA's operations),
+against numpy within the forward-error bounds of elimination with partial pivoting."""
 
 import re
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from numpy.typing import NDArray
 
-from liemech.numerics.lu import LAPACK_CHUNK_WORK, SMALL_SYSTEM, lu_factor, lu_solve, lu_solve_transposed, solve
+from liemech.numerics.lu import LAPACK_CHUNK_WORK, SMALL_SYSTEM, inverse, lu_factor, lu_solve, lu_solve_transposed, solve
 
 EPS = float(np.finfo(np.float64).eps)
-SIZES = pytest.mark.parametrize("n", [16, SMALL_SYSTEM + 8], ids=["loops", "lapack"])
 
 
 def batch_of_systems(count: int, n: int = 16) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -33,54 +31,45 @@ def assert_solves(matrices: NDArray[np.float64], right: NDArray[np.float64], sol
         assert np.max(np.abs(x - x_star)) <= bound
 
 
-@SIZES
-def test_alone_and_batched_solve_the_systems(n: int) -> None:
-    matrices, right = batch_of_systems(40, n)
+def test_alone_and_batched_solve_the_systems() -> None:
+    matrices, right = batch_of_systems(40)
     alone = np.stack([lu_solve(lu_factor(jnp.asarray(A)), jnp.asarray(r)) for A, r in zip(matrices[:4], right[:4])])
     batched = np.asarray(jax.jit(jax.vmap(lambda A, r: lu_solve(lu_factor(A), r)))(matrices, right))
     assert_solves(matrices[:4], right[:4], alone)
     assert_solves(matrices, right, batched)
 
 
-@SIZES
-def test_one_matrix_many_right_hand_sides_and_nested_batches(n: int) -> None:
-    matrices, right = batch_of_systems(12, n)
+def test_one_matrix_many_right_hand_sides_and_nested_batches() -> None:
+    matrices, right = batch_of_systems(12)
     factors = lu_factor(jnp.asarray(matrices[0]))
-    shared = np.asarray(jax.vmap(lu_solve, in_axes=(None, 0))(factors, jnp.asarray(right)))
+    shared = np.asarray(jax.vmap(lu_solve, in_axes=(None, 0))(factors, right))
     assert_solves(np.broadcast_to(matrices[0], matrices.shape), right, shared)
     nested = jax.vmap(jax.vmap(lambda A, r: lu_solve(lu_factor(A), r)))(
-        matrices.reshape(3, 4, n, n), right.reshape(3, 4, n))
-    assert_solves(matrices, right, np.asarray(nested).reshape(12, n))
-    columns = np.asarray(lu_solve(factors, jnp.asarray(right.T)))
-    assert_solves(np.broadcast_to(matrices[0], matrices.shape), right, columns.T)
+        matrices.reshape(3, 4, 16, 16), right.reshape(3, 4, 16))
+    assert_solves(matrices, right, np.asarray(nested).reshape(12, 16))
 
 
-@SIZES
-def test_transposed_solve_alone_and_batched(n: int) -> None:
-    matrices, right = batch_of_systems(40, n)
+def test_transposed_solve_alone_and_batched() -> None:
+    matrices, right = batch_of_systems(40)
     transposed = np.swapaxes(matrices, -1, -2)
     alone = np.stack([lu_solve_transposed(lu_factor(jnp.asarray(A)), jnp.asarray(r))
                       for A, r in zip(matrices[:4], right[:4])])
     batched = np.asarray(jax.jit(jax.vmap(lambda A, r: lu_solve_transposed(lu_factor(A), r)))(matrices, right))
-    shared = np.asarray(jax.vmap(lu_solve_transposed, in_axes=(None, 0))(lu_factor(jnp.asarray(matrices[0])), jnp.asarray(right)))
+    shared = np.asarray(jax.vmap(lu_solve_transposed, in_axes=(None, 0))(lu_factor(jnp.asarray(matrices[0])), right))
     assert_solves(transposed[:4], right[:4], alone)
     assert_solves(transposed, right, batched)
     assert_solves(np.broadcast_to(transposed[0], transposed.shape), right, shared)
-    columns = np.asarray(lu_solve_transposed(lu_factor(jnp.asarray(matrices[0])), jnp.asarray(right.T)))
-    assert_solves(np.broadcast_to(transposed[0], transposed.shape), right, columns.T)
 
 
 def test_batched_factorisation_stays_below_the_split_of_jaxlib() -> None:
     """Every batched LAPACK call does at most LAPACK_CHUNK_WORK flops (a larger one jaxlib spreads
     over XLA's thread pool, which can hang), and the chunks give the same solutions."""
-    n = SMALL_SYSTEM + 4
-    chunk = LAPACK_CHUNK_WORK // n**3  # 2
-    matrices, right = batch_of_systems(4 * chunk + 1, n)
+    matrices, right = batch_of_systems(100)  # 100 · 16³ flops: four chunks of 24
     factor_and_solve = jax.jit(jax.vmap(lambda A, r: lu_solve(lu_factor(A), r)))
     text = factor_and_solve.lower(matrices, right).as_text()
-    batches = [int(size) for size in re.findall(rf"lapack_dgetrf_ffi\(%\w+\) .*?tensor<(\d+)x{n}x{n}xf64>", text)]
-    assert sorted(batches) == [1] + [chunk] * 4
-    assert max(batches) * n**3 <= LAPACK_CHUNK_WORK
+    batches = [int(size) for size in re.findall(r"lapack_dgetrf_ffi\(%\w+\) .*?tensor<(\d+)x16x16xf64>", text)]
+    assert sorted(batches) == [4, 24, 24, 24, 24]
+    assert max(batches) * 16**3 <= LAPACK_CHUNK_WORK
     assert_solves(matrices, right, np.asarray(factor_and_solve(matrices, right)))
 
 
@@ -107,11 +96,20 @@ def test_solve_and_its_derivatives_against_closed_forms() -> None:
     np.testing.assert_allclose(batched_grad[1], adjoint, rtol=1e-10, atol=1e-12)
 
 
-def test_small_systems_call_no_library_and_larger_ones_lapack() -> None:
-    """A step's loops compile into one kernel only where they call no library (``xla_options``)."""
-    for n, library in ((SMALL_SYSTEM, False), (SMALL_SYSTEM + 1, True)):
-        matrices, right = batch_of_systems(2, n)
-        program = jax.jit(lambda A, r: (lu_solve(lu_factor(A), r), lu_solve_transposed(lu_factor(A), r)))
-        alone = program.lower(matrices[0], right[0]).compile().as_text()
-        batched = jax.jit(jax.vmap(program)).lower(matrices, right).compile().as_text()
-        assert ("custom_call" in str(alone)) == library and ("custom_call" in str(batched)) == library
+def test_inverse_alone_and_batched_and_without_library_calls() -> None:
+    """‖X − A⁻¹‖∞ ≤ 4n κ∞(A) eps ‖A⁻¹‖∞ per matrix (the first needs a row swap at once); a
+    singular matrix gives non-finite entries; the compiled program calls no library, alone or
+    batched (so that a loop around it can be one kernel, ``liemech.xla_options``)."""
+    matrices, _ = batch_of_systems(20, SMALL_SYSTEM)
+    alone = np.asarray(jax.jit(inverse)(matrices[0]))
+    batched = np.asarray(jax.jit(jax.vmap(inverse))(matrices))
+    for A, X in zip(matrices, batched):
+        exact = np.linalg.inv(A)
+        bound = 4 * SMALL_SYSTEM * np.linalg.cond(A, np.inf) * EPS * np.max(np.sum(np.abs(exact), axis=1))
+        assert np.max(np.abs(X - exact)) <= bound
+    np.testing.assert_array_equal(alone, batched[0])
+    singular = matrices[1].copy()
+    singular[:, 4] = 0.0
+    assert not np.all(np.isfinite(np.asarray(inverse(jnp.asarray(singular)))))
+    for program in (jax.jit(inverse).lower(matrices[0]), jax.jit(jax.vmap(inverse)).lower(matrices)):
+        assert "custom_call" not in str(program.compile().as_text())

@@ -197,7 +197,7 @@ def test_tree_newton_update_is_the_dense_one() -> None:
         return of_pieces(*equations._pieces(x))
 
     x = carry.guess + 1e-3 * jnp.asarray(np.random.default_rng(0).normal(size=carry.guess.shape))
-    factor, update = compiled_newton._linear_algebra(residual, of_pieces, tree)
+    factor, update = compiled_newton._linear_algebra(residual, of_pieces, tree, carry.guess.size)
     by_tree = np.asarray(jax.jit(lambda x: update(factor(x), residual(x)))(x))
     jacobian = np.asarray(jax.jit(jax.jacfwd(residual))(x))
     pattern = sparsity.coupled(step_labels(sparsity, 2)) & step_entries(sparsity, 2)

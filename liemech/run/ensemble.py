@@ -32,6 +32,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
+from liemech.numerics import lu
 from liemech.owned_compilation import owned_jit
 from liemech.xla_options import compiler_options
 from liemech.methods.compiled import CompiledMethod, convergence_error
@@ -390,7 +391,9 @@ class _Job(Generic[P]):
                 if len(_COMPILED) >= 8:  # a long-lived worker serves many ensembles
                     _COMPILED.pop(next(iter(_COMPILED)))
                 runner = jax.jit(jax.vmap(self._member), compiler_options=compiler_options())
-                _COMPILED[self.token] = runner.lower(batch.g0, batch.eta0, batch.values).compile()
+                with lu.batched():
+                    lowered = runner.lower(batch.g0, batch.eta0, batch.values)
+                _COMPILED[self.token] = lowered.compile()
             return _COMPILED[self.token]
 
     def _member(self, g0_leaves: list[jax.Array], eta0: jax.Array, values: jax.Array) -> dict[str, jax.Array]:

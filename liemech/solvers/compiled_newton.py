@@ -102,7 +102,7 @@ def unset_factors(residual: Callable[..., jax.Array], x0: jax.Array, structure: 
 
     def factors_at(x: jax.Array) -> Any:
         of_pieces, flat = _equations(residual, x, structure, parts)
-        return _linear_algebra(flat, of_pieces, structure)[0](x)
+        return _linear_algebra(flat, of_pieces, structure, x.size)[0](x)
 
     shapes = jax.eval_shape(factors_at, x0)
     return jax.tree.map(lambda leaf: jnp.full(leaf.shape, jnp.nan if jnp.issubdtype(leaf.dtype, jnp.floating) else 0,
@@ -131,7 +131,7 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
     (``jacobian="carried"``; None otherwise); ``of_pieces`` is the residual of the pieces of x
     (``solve``)."""
     x0 = jax.lax.stop_gradient(x0)
-    factor, solve_with = _linear_algebra(residual, of_pieces, structure)
+    factor, solve_with = _linear_algebra(residual, of_pieces, structure, x0.size)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
@@ -202,12 +202,16 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
-                    structure: block_tree.TreeStructure | None) -> tuple[
+                    structure: block_tree.TreeStructure | None, size: int) -> tuple[
         Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
-    """x ↦ factors of J(x), and (factors, r) ↦ the Newton update J⁻¹r: dense LU of ``jax.jacfwd``,
-    or J from one JVP per colour of its columns factorised body by body along the block tree."""
+    """x ↦ factors of J(x), and (factors, r) ↦ the Newton update J⁻¹r, for ``size`` unknowns: J =
+    ``jax.jacfwd``, inverted up to ``lu.SMALL_SYSTEM`` unknowns (the step then calls no library),
+    factorised by LAPACK beyond and in an ensemble (``lu.inverts``); or J from one JVP per colour of
+    its columns factorised body by body along the block tree."""
     if structure is None:
         jacobian = jax.jacfwd(residual)
+        if lu.inverts(size):
+            return (lambda x: lu.inverse(jacobian(x))), lambda inverse, r: jnp.sum(inverse * r, axis=-1)
         return (lambda x: lu.lu_factor(jacobian(x))), lu.lu_solve
 
     def factor(x: jax.Array) -> block_tree.TreeFactors:
