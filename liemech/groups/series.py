@@ -82,16 +82,18 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
 
 
 def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) -> jax.Array:
-    """[..., j] = Σ_k table[k, j] sᵏ (Horner) for s < SERIES_BELOW, else forms[j](s, θ), θ = √s."""
+    """[..., j] = Σ_k table[k, j] sᵏ for s < SERIES_BELOW, else forms[j](s, θ), θ = √s. The series
+    is summed from the powers of s, not by Horner's rule, whose twenty dependent products took a
+    fifth of a VPRK step with exp once XLA compiles the step into one kernel (the heavy top's
+    Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and both orders agree to round-off."""
     s = jnp.asarray(s, dtype=float)
     below = s < SERIES_BELOW
     s_series = jnp.where(below, s, 0.0)[..., None]
     s_closed = jnp.where(below, SERIES_BELOW, s)
     theta = jnp.sqrt(s_closed)
-    acc = jnp.zeros(s.shape + (len(forms),))
-    for row in table[::-1]:
-        acc = acc * s_series + row
-    return jnp.where(below[..., None], acc, jnp.stack([form(s_closed, theta) for form in forms], axis=-1))
+    powers = jnp.concatenate([jnp.ones_like(s_series)] + [s_series**k for k in range(1, len(table))], axis=-1)
+    summed = jnp.sum(powers[..., None] * table, axis=-2)
+    return jnp.where(below[..., None], summed, jnp.stack([form(s_closed, theta) for form in forms], axis=-1))
 
 
 def _series_or_closed(coeffs: tuple[float, ...], closed: Closed, s: ArrayLike) -> jax.Array:
@@ -241,7 +243,7 @@ def _exp_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tup
 
 
 def _exp_coefficients(s: ArrayLike) -> ExpCoefficients:
-    """sinc, α, β, γ, α_s and β_s at s together: one Horner sum on the stacked series and one
+    """sinc, α, β, γ, α_s and β_s at s together: one sum on the stacked series and one
     closed form each, where the six single functions compile to a dozen small XLA kernels and more
     for their derivatives (a VPRK step on SO(3) with exp evaluates them at every stage)."""
     both = _exp_stack(jnp.asarray(s, dtype=float))
