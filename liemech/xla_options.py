@@ -13,8 +13,8 @@ whose iteration touches fewer than ``xla_cpu_small_while_loop_byte_threshold`` b
 default), which it compiles into one kernel. A step's Newton loop, and the time loop around it,
 are small but touch more than 1 KiB; importing liemech raises the threshold to
 ``SMALL_LOOP_BYTES`` through ``XLA_FLAGS``, which XLA reads once, when JAX's backend starts. A
-step that calls no library (``liemech.numerics.lu`` factorises small systems by loops for this)
-then runs as one kernel: the heavy top's Lobatto-3 step 26 → 9 µs. Where the backend had started
+step that calls no library (Newton inverts small systems by a loop for this,
+``liemech.numerics.lu.inverse``) then runs as one kernel: the heavy top's Lobatto-3 step 26 → 8 µs. Where the backend had started
 before liemech was imported, or ``XLA_FLAGS`` already sets XLA's extra options, the first
 compilation warns (``small_loops_compiled``).
 """
