@@ -83,8 +83,16 @@ def _placed(R: jax.Array, p: jax.Array, R_offset: NDArray[np.float64],
 
 def _rotated(R: jax.Array, R_offset: NDArray[np.float64]) -> jax.Array:
     """R R_offset for stacks, R itself where every offset is the identity (``_placed``)."""
-    identity = np.array_equal(R_offset, np.broadcast_to(np.eye(3), R_offset.shape))
-    return R if identity else compose(R, jnp.asarray(R_offset))
+    return R if _identities(R_offset) else compose(R, jnp.asarray(R_offset))
+
+
+def _unrotated(R_offset: NDArray[np.float64], w: jax.Array) -> jax.Array:
+    """R_offsetᵀ w for stacks, w itself where every offset is the identity (``_placed``)."""
+    return w if _identities(R_offset) else apply_transposed(jnp.asarray(R_offset), w)
+
+
+def _identities(R_offset: NDArray[np.float64]) -> bool:
+    return np.array_equal(R_offset, np.broadcast_to(np.eye(3), R_offset.shape))
 
 
 class Model:
@@ -457,11 +465,9 @@ def _relative_velocity(batch: _KindBatch, R: jax.Array, omega: jax.Array, v: jax
     with R_co, p_co the joint frame in the child's frame and ṗ_c' = v_c + R_c (ω_c × (p_co − c_c))
     its origin's velocity."""
     Rp, Rc = R[batch.parent], R[batch.child]
-    R_origin = jnp.asarray(batch.R_origin)
     R_joint = _rotated(Rp, batch.R_origin)
-    omega_joint = apply_transposed(R_origin, omega[batch.parent])
-    omega_rel = apply_transposed(jnp.asarray(batch.R_child_origin), omega[batch.child]) - apply_transposed(
-        R_rel, omega_joint)
+    omega_joint = _unrotated(batch.R_origin, omega[batch.parent])
+    omega_rel = _unrotated(batch.R_child_origin, omega[batch.child]) - apply_transposed(R_rel, omega_joint)
     child_lever = jnp.asarray(batch.p_child_origin - batch.child_com)
     child_origin = v[batch.child] + apply(Rc, cross(omega[batch.child], child_lever))
     lever = jnp.asarray(batch.p_origin - batch.parent_com)

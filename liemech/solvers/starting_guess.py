@@ -15,6 +15,7 @@ is smooth, the last value where it alternates. (Chosen per component, the degree
 from which simplified Newton lost a whipping chain's root.)
 """
 
+import math
 from typing import Final, NamedTuple
 
 import jax
@@ -22,9 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 DEGREES: Final = 4
-EXTRAPOLATION: Final = np.array([[1.0, 0.0, 0.0, 0.0], [2.0, -1.0, 0.0, 0.0], [3.0, -3.0, 1.0, 0.0],
-                                 [4.0, -6.0, 4.0, -1.0]])
-"""Row p: the weights of x_k, x_{k−1}, x_{k−2}, x_{k−3} in the degree-p prediction of x_{k+1}."""
+EXTRAPOLATION: Final = np.array([[(-1.0) ** j * math.comb(p + 1, j + 1) if j <= p else 0.0 for j in range(DEGREES)]
+                                 for p in range(DEGREES)])
+"""Row p: the weights (−1)^j C(p + 1, j + 1) of x_k, x_{k−1}, x_{k−2}, x_{k−3} in the degree-p
+prediction of x_{k+1}."""
 
 
 class History(NamedTuple):
