@@ -10,7 +10,7 @@ import liemech as lm
 from liemech.systems import Pendulum
 
 METHOD = lm.VPRK(lm.lobatto(2))
-STEPS = 300  # three compiled chunks of 128 steps
+STEPS = 10_000  # three compiled chunks (a pendulum's chunk holds 4096 steps)
 
 
 PENDULUM = Pendulum().problem()

@@ -1,23 +1,20 @@
-"""Compiled stepping: a method's pure step function run in ``lax.scan`` over fixed-length chunks.
+"""Compiled methods: a method's pure step function, and the errors of a failed step.
 
 A ``CompiledMethod`` gives ``compiled_step(problem)``: a pure function (carry, h) ↦ (carry, node)
 whose carry holds the scheme's state (and Newton's starting guess) and whose node holds what the
-Solution stores, with the Newton statistics of the step. ``run`` compiles one chunk of
-``CHUNK`` steps per (problem, method) — h and the number of steps are arguments, not constants,
-so a new h or T does not recompile — and drives it from Python once per chunk. A failed step
-freezes the state; ``run`` then raises ``ConvergenceError`` with the step, time and residual.
+Solution stores, with the Newton statistics of the step. ``liemech.run.chunks`` runs it over a
+whole trajectory; a stepper here runs it one step at a time.
 """
 
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
-from numpy.typing import NDArray
 
 from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
@@ -27,11 +24,7 @@ from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_optio
 from liemech.xla_options import jit
 
 P = TypeVar("P")
-
-CHUNK: Final = 128
-"""Steps per compiled chunk: one compilation serves every run length; the last chunk stops at the
-run's end."""
-
+R = TypeVar("R", bound=Callable[..., Any])
 
 STALLED: Final = 1e-8
 """A Newton run that ends without converging below this residual has stalled near round-off
@@ -123,23 +116,22 @@ class CompiledMethod(Method):
         return _SingleStepper(problem, self, h)
 
 
-def _compiled(problem: Problem[P], method: CompiledMethod, kind: str,
-              build: Callable[[Step], Callable[..., Any]]) -> tuple[CompiledStep, Callable[..., Any]]:
+def compiled_for(problem: Problem[P], method: CompiledMethod, kind: str,
+                 build: Callable[[Step], R]) -> tuple[CompiledStep, R]:
     """The method's step for ``problem`` and its compiled form, built once per system, constraints
     and method (the initial data enter as arguments), after ``method.check(problem)``."""
     method.check(problem)
     compiled_step = method.compiled_step(problem)
     key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic, problem.force, problem.sparsity)
     cache = problem.system.compiled_steps
-    runner = cache.get(key)
-    if runner is None:
-        runner = cache[key] = build(compiled_step.step)
-    return compiled_step, runner
+    if key not in cache:
+        cache[key] = build(compiled_step.step)
+    return compiled_step, cast(R, cache[key])
 
 
 class _SingleStepper(Stepper[P]):
     def __init__(self, problem: Problem[P], method: CompiledMethod, h: float) -> None:
-        self._compiled, self._step = _compiled(problem, method, "single", jit)
+        self._compiled, self._step = compiled_for(problem, method, "single", jit)
         self._method, self._h, self._group = method, h, problem.group
 
     def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
@@ -151,46 +143,6 @@ class _SingleStepper(Stepper[P]):
         lam = node.lam if state.lam is not None and node.lam.size else None
         return (NodeState(node.g, node.mu, node.eta, lam, (k + 1) * self._h),
                 StepReport(int(node.iterations), float(node.residual), dict(node.extras)))
-
-
-class _Chunk(NamedTuple):
-    carry: object
-    nodes: Node  # CHUNK nodes; those past the run's end or after a failure are zeros
-    failure: jax.Array  # (step, residual, status) of the first failed step; status 0 if none
-
-
-class _Loop(NamedTuple):
-    k: jax.Array
-    carry: object
-    nodes: Node
-    failure: jax.Array
-
-
-def _chunk_runner(step: Step) -> Callable[..., _Chunk]:
-    # Jitted once so that finding the node's shapes and running the step share one trace.
-    traced_step = jax.jit(step)
-
-    def run_chunk(carry: object, h: jax.Array, first: jax.Array, n_steps: jax.Array,
-                  failure: jax.Array) -> _Chunk:
-        def running(loop: _Loop) -> jax.Array:
-            return (loop.k < CHUNK) & (first + loop.k < n_steps) & (loop.failure[2] == Status.CONVERGED)
-
-        def body(loop: _Loop) -> _Loop:
-            new_carry, node = traced_step(loop.carry, h)
-            failed = node.status != Status.CONVERGED
-            nodes = jax.tree.map(lambda stored, leaf: stored.at[loop.k].set(leaf), loop.nodes, node)
-            failure = jnp.where(failed, jnp.stack([first + loop.k, node.residual, 1.0 * node.status]), loop.failure)
-            kept = jax.tree.map(lambda old, new: jnp.where(failed, old, new), loop.carry, new_carry)
-            return _Loop(loop.k + 1, kept, nodes, failure)
-
-        # A while loop rather than a scan: the last chunk stops at the run's end (or at a failure)
-        # without a conditional around every step.
-        shapes = jax.eval_shape(traced_step, carry, h)[1]
-        nodes = jax.tree.map(lambda leaf: jnp.zeros((CHUNK, *leaf.shape), leaf.dtype), shapes)
-        end = jax.lax.while_loop(running, body, _Loop(jnp.asarray(0), carry, nodes, failure))
-        return _Chunk(end.carry, end.nodes, end.failure)
-
-    return jit(run_chunk)
 
 
 def node(g: object, mu: jax.Array, eta: jax.Array, lam: jax.Array, iterations: ArrayLike, residual: ArrayLike,
@@ -253,46 +205,3 @@ def convergence_error(method: CompiledMethod, step: int, time: float, residual: 
         hint += f"; {specific}"
     measure = "relative deviation" if status == Status.CARRIED_MULTIPLIER_DRIFT else "residual ‖r‖∞"
     return ConvergenceError(step, time, residual, reason, hint, measure)
-
-
-class Stored(NamedTuple):
-    """The nodes a run keeps (t_k for k a multiple of ``store_every``, and the last), with the Newton
-    statistics of the steps that end in each interval (t_prev, t_k]: their number, the sum of their
-    iterations and the largest accepted residual."""
-
-    nodes: Node
-    steps: NDArray[np.int64]
-    iterations: NDArray[np.int64]
-    residuals: NDArray[np.float64]
-
-
-def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, store_every: int = 1,
-        done: Callable[[int], None] | None = None) -> Stored:
-    """The stored nodes of the run t_1 … t_N as stacked numpy arrays (leading axis over the stored
-    nodes); ``done`` is told the number of steps completed after each chunk. Each chunk's nodes are
-    thinned as soon as they arrive, so the memory of a run is that of its stored nodes."""
-    compiled, runner = _compiled(problem, method, "chunk", _chunk_runner)
-    carry = compiled.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
-    failure = jnp.zeros(3)
-    intervals = -(-n_steps // store_every)
-    steps, iterations = np.zeros(intervals, np.int64), np.zeros(intervals, np.int64)
-    residuals = np.zeros(intervals)
-    kept: list[Node] = []
-    for first in range(0, n_steps, CHUNK):
-        carry, nodes, failure = runner(carry, jnp.asarray(h), jnp.asarray(first), jnp.asarray(n_steps), failure)
-        step_index, residual, status = (float(v) for v in np.asarray(failure))
-        if status != Status.CONVERGED:
-            raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status),
-                                    problem.group)
-        ends = np.arange(first + 1, min(first + CHUNK, n_steps) + 1)  # the steps of this chunk end at t_ends
-        interval = (ends - 1) // store_every
-        np.add.at(steps, interval, 1)
-        np.add.at(iterations, interval, np.asarray(nodes.iterations)[:ends.size])
-        np.maximum.at(residuals, interval, np.asarray(nodes.residual)[:ends.size])
-        rows = np.flatnonzero((ends % store_every == 0) | (ends == n_steps))
-        if rows.size:
-            kept.append(jax.tree.map(lambda leaf: np.asarray(leaf)[rows], nodes))
-        if done is not None:
-            done(int(ends[-1]))
-    stacked: Node = jax.tree.map(lambda *parts: np.concatenate(parts), *kept)
-    return Stored(stacked, steps, iterations, residuals)

@@ -13,8 +13,9 @@ from numpy.typing import NDArray
 from liemech.groups.validation import checked_count, checked_flag, checked_real
 from liemech.jax_support import require_float64
 from liemech.mechanics.problem import Problem
-from liemech.methods.compiled import REASONS, CompiledMethod, run
+from liemech.methods.compiled import REASONS, CompiledMethod
 from liemech.methods.method import Method, NodeState
+from liemech.run.chunks import run
 from liemech.run.progress import progress_bar
 from liemech.run.solution import Metadata, Solution, SolverStats, stack
 from liemech.solvers.compiled_newton import Status
