@@ -29,7 +29,7 @@ def test_a_solve_from_unset_factors_converges_and_its_factors_serve_the_next_one
         return lambda x: x ** 3 + a * x - 1.0
 
     x0 = jnp.ones(1)
-    first = solve(cubic(1.0), x0, CARRIED, jnp.asarray(1.0), carried=unset_factors(cubic(1.0), x0))
+    first = solve(cubic(1.0), x0, CARRIED, jnp.asarray(1.0), carried=unset_factors(x0))
     second = solve(cubic(1.05), x0, CARRIED, jnp.asarray(1.0), carried=first.factors)
     for outcome, a in ((first, 1.0), (second, 1.05)):
         assert int(outcome.status) == Status.CONVERGED

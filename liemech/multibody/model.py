@@ -67,8 +67,8 @@ class _KindBatch:
     def relative_pose(self, R: jax.Array, p: jax.Array) -> tuple[jax.Array, jax.Array]:
         """R_rel = R_jᵀR_c' and p_rel = R_jᵀ(p_c' − p_j) from the link poses (world first), with
         (R_c', p_c') the joint frame on the child's side."""
-        R_joint, p_joint = _placed(R[self.parent], p[self.parent], self.R_origin, self.p_origin)
-        R_child, p_child = _placed(R[self.child], p[self.child], self.R_child_origin, self.p_child_origin)
+        R_joint, p_joint = _placed(_take(R, self.parent), _take(p, self.parent), self.R_origin, self.p_origin)
+        R_child, p_child = _placed(_take(R, self.child), _take(p, self.child), self.R_child_origin, self.p_child_origin)
         return compose_transposed(R_joint, R_child), apply_transposed(R_joint, p_child - p_joint)
 
 
@@ -89,6 +89,16 @@ def _rotated(R: jax.Array, R_offset: NDArray[np.float64]) -> jax.Array:
 def _unrotated(R_offset: NDArray[np.float64], w: jax.Array) -> jax.Array:
     """R_offsetᵀ w for stacks, w itself where every offset is the identity (``_placed``)."""
     return w if _identities(R_offset) else apply_transposed(jnp.asarray(R_offset), w)
+
+
+def _take(stack: jax.Array, indices: NDArray[np.int64]) -> jax.Array:
+    """stack[indices] for static indices: a slice where they run consecutively (the parents and the
+    children of a chain's joints), whose transpose in the step's derivatives is a pad; a gather
+    elsewhere, which those derivatives transpose into a scatter-add (a scatter keeps XLA from
+    compiling a loop around it into one kernel)."""
+    if indices.size and np.array_equal(indices, np.arange(indices[0], indices[0] + indices.size)):
+        return jax.lax.slice_in_dim(stack, int(indices[0]), int(indices[0]) + indices.size)
+    return stack[indices]
 
 
 def _identities(R_offset: NDArray[np.float64]) -> bool:
@@ -391,7 +401,7 @@ class Model:
         """Φ restricted to ``rows`` (one object per selection, so that compiled steps are reused)."""
         if rows not in self._constraints:
             selected = np.array(rows)
-            self._constraints[rows] = HolonomicConstraint(lambda g: self.constraint_rows(g)[selected])
+            self._constraints[rows] = HolonomicConstraint(lambda g: _take(self.constraint_rows(g), selected))
         return self._constraints[rows]
 
     def joint_positions(self, sol: Solution[Any]) -> NDArray[np.float64]:
@@ -464,14 +474,15 @@ def _relative_velocity(batch: _KindBatch, R: jax.Array, omega: jax.Array, v: jax
     joints' relative poses: ω_rel = R_coᵀω_c − R_relᵀ R_oᵀ ω_p, ṗ_rel = R_jᵀ(ṗ_c' − ṗ_j) − ω_j × p_rel,
     with R_co, p_co the joint frame in the child's frame and ṗ_c' = v_c + R_c (ω_c × (p_co − c_c))
     its origin's velocity."""
-    Rp, Rc = R[batch.parent], R[batch.child]
+    Rp, Rc = _take(R, batch.parent), _take(R, batch.child)
+    omega_p, omega_c = _take(omega, batch.parent), _take(omega, batch.child)
     R_joint = _rotated(Rp, batch.R_origin)
-    omega_joint = _unrotated(batch.R_origin, omega[batch.parent])
-    omega_rel = _unrotated(batch.R_child_origin, omega[batch.child]) - apply_transposed(R_rel, omega_joint)
+    omega_joint = _unrotated(batch.R_origin, omega_p)
+    omega_rel = _unrotated(batch.R_child_origin, omega_c) - apply_transposed(R_rel, omega_joint)
     child_lever = jnp.asarray(batch.p_child_origin - batch.child_com)
-    child_origin = v[batch.child] + apply(Rc, cross(omega[batch.child], child_lever))
+    child_origin = _take(v, batch.child) + apply(Rc, cross(omega_c, child_lever))
     lever = jnp.asarray(batch.p_origin - batch.parent_com)
-    joint_origin = v[batch.parent] + apply(Rp, cross(omega[batch.parent], lever))
+    joint_origin = _take(v, batch.parent) + apply(Rp, cross(omega_p, lever))
     p_dot = apply_transposed(R_joint, child_origin - joint_origin) - cross(omega_joint, p_rel)
     return omega_rel, p_dot
 

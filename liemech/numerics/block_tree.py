@@ -17,40 +17,39 @@ then forward substitution leaves → roots and back substitution roots → leave
 
     z_i = S_i⁻¹ (r_i − Σ_{c: p(c) = i} L_c z_c),   x_i = z_i − S_i⁻¹ U_i x_{p(i)}   (x_root = z_root).
 
-Each S_i is factored by LU with partial pivoting, which the indefinite KKT blocks need (the
-multiplier unknowns have zero diagonal sub-blocks), and inverted from its factors: a solve, which
-Newton repeats with one factorisation, is then products of blocks alone, which XLA fuses (the
-32-link chain's Lobatto-2 step: a solve 90 → 42 µs, its factorisation 0.76 → 0.80 ms). The
-inverse's round-off, cond(S_i)·eps relative, only slows a simplified Newton's contraction by as
-much. There is no pivoting across blocks: every S_i
-must be regular. S_i is the Schur complement of the subtree of i (i and the blocks below it), so
-it is when each subtree's block is: for a mechanism whose joints' multipliers go with their child
-bodies (away from the world), a subtree on the world's side of the root carries only joints among
-its own bodies and to the world, and one beyond it also the joint to its parent, which its top
-body alone can satisfy.
+Each S_i is inverted by Gauss–Jordan elimination with partial pivoting (``lu.inverse``), which
+the indefinite KKT blocks need (the multiplier unknowns have zero diagonal sub-blocks): a solve,
+which Newton repeats with one factorisation, is then products of blocks alone. The inverse's
+round-off, cond(S_i)·eps relative, only slows a simplified Newton's contraction by as much. There
+is no pivoting across blocks: every S_i must be regular. S_i is the Schur complement of the
+subtree of i (i and the blocks below it), so it is when each subtree's block is: for a mechanism
+whose joints' multipliers go with their child bodies (away from the world), a subtree on the
+world's side of the root carries only joints among its own bodies and to the world, and one
+beyond it also the joint to its parent, which its top body alone can satisfy.
 
 Blocks are padded to one size b (identity on the padded diagonal, zero couplings) and processed
 level by level, deepest first, in ``lax.scan``: the blocks of one level together, each level
-padded to the widest with a dummy block (identity, no couplings) whose updates are zero. Compile
-time thus does not depend on the number of blocks. The LAPACK calls on a level's blocks are split
-into calls of at most ``lu.LAPACK_CHUNK_WORK`` flops, under any number of enclosing ``vmap``s.
-Factorisation and solve are differentiable in forward mode, not in reverse mode.
+padded to the widest with a dummy block (identity, no couplings). Compile time thus does not
+depend on the number of blocks. The blocks live in slots in level order (level d, position w:
+slot d·W + w), so that a level writes what its parents need (L_i S_i⁻¹ U_i, L_i z_i) into its own
+consecutive slots, and a parent gathers its children's from a static table: no scatter and no
+library call, so that XLA compiles each loop over the levels into one kernel (scatters and LAPACK
+calls keep a loop kernel by kernel, ~10 kernels per level: 2.2 ms of the 32-link chain's 3 ms
+step; ``liemech.xla_options``). Factorisation and solve are differentiable in forward mode, not in reverse mode.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.custom_batching import custom_vmap
 from numpy.typing import NDArray
 
 from liemech.numerics import lu
 
 Indices = NDArray[np.int64]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,9 +58,12 @@ class TreeStructure:
     identity, so that it may be a static argument).
 
     Blocks are the bodies in increasing label order; ``index[i]`` holds block i's unknowns padded
-    with the sentinel n, ``position[k]`` the place of unknown k in the flattened (blocks, b) array.
-    ``levels`` (depth + 1, width) lists the blocks of each level, deepest first, padded with the
-    dummy block nb; ``level_parents`` their parents, nb for roots and dummies. The gathers index
+    with the sentinel n. ``levels`` (depth + 1, width W) lists the blocks of each level, deepest
+    first, padded with the dummy block nb: the slot d·W + w holds ``levels[d, w]``. Per slot,
+    ``slot_index`` holds its block's unknowns (n for padding and dummies), ``child_slots`` the slots
+    of its children padded with the sentinel slot (depth + 1)·W, and ``parent_slots`` its parent's
+    slot (the sentinel for roots and dummies); ``position[k]`` is the place of unknown k in the
+    flattened (slots, b) array. The gathers index
     the flattened compressed Jacobian (colours, n) followed by one zero. ``parts`` splits the
     unknowns into pieces (``numpy.split``'s indices) whose columns are coloured apart, ``part_counts``
     their numbers of colours (piece p has colours from the sum of the counts before it on)."""
@@ -77,7 +79,9 @@ class TreeStructure:
     index: Indices
     position: Indices
     levels: Indices
-    level_parents: Indices
+    slot_index: Indices
+    child_slots: Indices
+    parent_slots: Indices
     diagonal_gather: Indices
     upper_gather: Indices
     lower_gather: Indices
@@ -161,6 +165,15 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64],
     for d in range(levels.shape[0]):
         members = np.flatnonzero(depth == levels.shape[0] - 1 - d)
         levels[d, :members.size] = members
+    sentinel = levels.size
+    slot_of = np.full(nb + 1, sentinel)
+    slot_of[levels.ravel()] = np.arange(levels.size)
+    slot_of[nb] = sentinel
+    children = [np.flatnonzero(parent == i) for i in range(nb)] + [np.zeros(0, dtype=np.int64)]
+    most = max(1, max(len(c) for c in children))
+    child_slots = np.full((*levels.shape, most), sentinel)
+    for (d, w), i in np.ndenumerate(levels):
+        child_slots[d, w, :len(children[i])] = slot_of[children[i]]
     # Body by body: a refined pattern (one kind of unknown absent from some rows) then takes fewer
     # colours than in the unknowns' order, which runs through every body's unknowns of one kind first.
     colours, part_counts = np.empty(n, dtype=np.int64), list[int]()
@@ -179,7 +192,8 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64],
     return TreeStructure(
         size=n, block_size=b, count=count, colours=colours, parts=tuple(int(k) for k in parts),
         part_counts=tuple(part_counts), parent=parent, depth=depth, index=index,
-        position=block * b + slot, levels=levels, level_parents=np.append(parent_or_dummy, nb)[levels],
+        position=slot_of[block] * b + slot, levels=levels, slot_index=np.vstack([index, np.full((1, b), n)])[levels],
+        child_slots=child_slots, parent_slots=slot_of[np.append(parent_or_dummy, nb)[levels]],
         diagonal_gather=gather(index, index), upper_gather=gather(index, parents_index),
         lower_gather=gather(parents_index, index), padding=np.eye(b) * (index == n)[:, :, None])
 
@@ -255,91 +269,46 @@ def tree_jacobian(fun: Callable[..., jax.Array], x: jax.Array, structure: TreeSt
                       values[structure.upper_gather], values[structure.lower_gather])
 
 
-def _in_chunks(kernel: Callable[..., T], args: tuple[jax.Array, ...], flops: int) -> T:
-    """``kernel`` mapped over the leading axis of ``args`` by LAPACK calls of at most
-    ``LAPACK_CHUNK_WORK`` flops each (``flops`` per member): a larger batched call jaxlib spreads over
-    XLA's thread pool, which can hang (see ``liemech.numerics.lu``)."""
-    chunk = max(1, lu.LAPACK_CHUNK_WORK // flops)
-    if args[0].shape[0] <= chunk:
-        return jax.vmap(kernel)(*args)
-    out: T = jax.lax.map(lambda members: kernel(*members), args, batch_size=chunk)
-    return out
-
-
-def _flattened(stack: Callable[..., T]) -> Callable[..., tuple[T, object]]:
-    """The vmap rule of a function of stacks: the batch joins the stack, so that ``stack``, called
-    again, chunks it, and under enclosing vmaps too (``lu.lu_factor``'s rule chunks only the
-    innermost batch: an ensemble of trees would make calls of members × chunk matrices)."""
-
-    def rule(axis_size: int, in_batched: list[bool], *args: jax.Array) -> tuple[T, object]:
-        args = tuple(arg if batched else jnp.broadcast_to(arg, (axis_size, *arg.shape))
-                     for arg, batched in zip(args, in_batched))
-        out = stack(*(arg.reshape(-1, *arg.shape[2:]) for arg in args))
-        return (jax.tree.map(lambda leaf: leaf.reshape(axis_size, -1, *leaf.shape[1:]), out),
-                jax.tree.map(lambda _: True, out))
-
-    return rule
-
-
-@custom_vmap
-def _factor(matrices: jax.Array) -> lu.LUFactors:
-    """LU factors with partial pivoting of a stack of matrices."""
-    return lu.LUFactors(*_in_chunks(jax.lax.linalg.lu, (matrices,), matrices.shape[-1] ** 3))
-
-
-@custom_vmap
-def _solve(factors: jax.Array, permutation: jax.Array, rhs: jax.Array) -> jax.Array:
-    """S⁻¹ rhs for a stack of LU factors (with their row permutations) and of right-hand sides
-    (matrices of columns), by LAPACK's triangular solves: ``lu.lu_solve``'s batched substitutions,
-    written out entry by entry, cost ten times as much inside the loop over levels (68 against 6 µs
-    for b = 22); the factorisation's permutation is applied as it is (``jax.scipy``'s ``lu_solve``
-    would rebuild it from the pivots at every solve)."""
-    def kernel(lu_: jax.Array, rows: jax.Array, r: jax.Array) -> jax.Array:
-        y = jax.lax.linalg.triangular_solve(lu_, r[rows], left_side=True, lower=True, unit_diagonal=True)
-        return jax.lax.linalg.triangular_solve(lu_, y, left_side=True, lower=False)
-
-    return _in_chunks(kernel, (factors, permutation, rhs), rhs.shape[-2] ** 2 * rhs.shape[-1])
-
-
-_factor.def_vmap(_flattened(_factor))
-_solve.def_vmap(_flattened(_solve))
-
-
 def tree_factor(blocks: TreeBlocks, structure: TreeStructure) -> TreeFactors:
-    """The LU factors of the Schur complements S_i and the gains S_i⁻¹ U_i, leaves to roots."""
+    """S_i⁻¹, the gains S_i⁻¹ U_i and L_i, level by level from the leaves, in slot order."""
     b = structure.block_size
+    depth, width = structure.levels.shape
     dummy = jnp.eye(b, dtype=blocks.diagonal.dtype)[None]
-    upper = jnp.concatenate([blocks.upper, 0.0 * dummy])
-    lower = jnp.concatenate([blocks.lower, 0.0 * dummy])
+    levels = jnp.asarray(structure.levels)
+    diagonal = jnp.concatenate([blocks.diagonal, dummy])[levels]
+    upper = jnp.concatenate([blocks.upper, 0.0 * dummy])[levels]
+    lower = jnp.concatenate([blocks.lower, 0.0 * dummy])[levels]
 
-    def level(schur: jax.Array, rows: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, TreeFactors]:
-        members, parents = rows
-        factors = _factor(schur[members])
-        inverse = _solve(factors.lu, factors.permutation, jnp.broadcast_to(dummy, (len(members), b, b)))
-        gain = inverse @ upper[members]
-        return schur.at[parents].add(-lower[members] @ gain), TreeFactors(inverse, gain, lower[members])
+    def level(pushed: jax.Array, rows: tuple[jax.Array, ...]) -> tuple[jax.Array, TreeFactors]:
+        d, diagonal, upper, lower, children = rows
+        inverse = jax.vmap(lu.inverse)(diagonal - jnp.sum(pushed[children], axis=1))
+        gain = inverse @ upper
+        return jax.lax.dynamic_update_slice(pushed, lower @ gain, (d * width, 0, 0)), TreeFactors(inverse, gain, lower)
 
-    schur = jnp.concatenate([blocks.diagonal, dummy])
-    levels, level_parents = jnp.asarray(structure.levels), jnp.asarray(structure.level_parents)
-    return jax.lax.scan(level, schur, (levels, level_parents))[1]
+    # pushed[slot] = L_i S_i⁻¹ U_i of the block in that slot, once its level is done; the last slot,
+    # which no level writes, is the zero that padded children tables point at
+    pushed = jnp.zeros((depth * width + 1, b, b), blocks.diagonal.dtype)
+    rows = (jnp.arange(depth), diagonal, upper, lower, jnp.asarray(structure.child_slots))
+    return jax.lax.scan(level, pushed, rows)[1]
 
 
 def tree_solve(factors: TreeFactors, r: jax.Array, structure: TreeStructure) -> jax.Array:
     """x with A x = r (both (n,)), from the factors of the block-tree matrix A."""
     b = structure.block_size
-    levels, level_parents = jnp.asarray(structure.levels), jnp.asarray(structure.level_parents)
-    rhs = jnp.append(r, jnp.zeros((), r.dtype))[jnp.asarray(structure.index)]
-    rhs = jnp.concatenate([rhs, jnp.zeros((1, b), r.dtype)])
+    depth, width = structure.levels.shape
+    rhs = jnp.append(r, jnp.zeros((), r.dtype))[jnp.asarray(structure.slot_index)]
 
-    def forward(rhs: jax.Array, rows: tuple[jax.Array, jax.Array, TreeFactors]) -> tuple[jax.Array, jax.Array]:
-        members, parents, level = rows
-        z = jnp.sum(level.inverse * rhs[members, None, :], axis=-1)
-        return rhs.at[parents].add(-jnp.sum(level.lower * z[:, None, :], axis=-1)), z
+    def forward(pushed: jax.Array, rows: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
+        d, rhs, inverse, lower, children = rows
+        z = jnp.sum(inverse * (rhs - jnp.sum(pushed[children], axis=1))[:, None, :], axis=-1)
+        return jax.lax.dynamic_update_slice(pushed, jnp.sum(lower * z[:, None, :], axis=-1), (d * width, 0)), z
 
-    def backward(x: jax.Array, rows: tuple[jax.Array, jax.Array, jax.Array, jax.Array]) -> tuple[jax.Array, None]:
-        members, parents, z, gain = rows
-        return x.at[members].set(z - jnp.sum(gain * x[parents][:, None, :], axis=-1)), None
+    def backward(x: jax.Array, rows: tuple[jax.Array, ...]) -> tuple[jax.Array, None]:
+        d, z, gain, parents = rows
+        return jax.lax.dynamic_update_slice(x, z - jnp.sum(gain * x[parents][:, None, :], axis=-1), (d * width, 0)), None
 
-    z = jax.lax.scan(forward, rhs, (levels, level_parents, factors))[1]
-    x = jax.lax.scan(backward, jnp.zeros_like(rhs), (levels, level_parents, z, factors.gain), reverse=True)[0]
+    levels, zero = jnp.arange(depth), jnp.zeros((depth * width + 1, b), r.dtype)
+    z = jax.lax.scan(forward, zero, (levels, rhs, factors.inverse, factors.lower,
+                                     jnp.asarray(structure.child_slots)))[1]
+    x = jax.lax.scan(backward, zero, (levels, z, factors.gain, jnp.asarray(structure.parent_slots)), reverse=True)[0]
     return x[:-1].ravel()[jnp.asarray(structure.position)]

@@ -95,16 +95,19 @@ def solve(
     return NewtonOutcome(x, iterations.astype(jnp.int32), norm, status.astype(jnp.int32), factors)
 
 
-def unset_factors(residual: Callable[..., jax.Array], x0: jax.Array, structure: block_tree.TreeStructure | None = None,
-                  parts: Sequence[int] | None = None) -> Any:
-    """Factors of the shapes ``solve`` carries, filled with NaN (and zero pivots): the first solve
-    that starts from them finds its update non-finite and evaluates the Jacobian at once."""
+def unset_factors(x0: jax.Array, structure: block_tree.TreeStructure | None = None) -> Any:
+    """Factors of the shapes ``solve`` carries for the unknowns x0, filled with NaN (and zero
+    pivots): the first solve that starts from them finds its update non-finite and evaluates the
+    Jacobian at once. Their shapes come from the factorisation alone, of a matrix or blocks of
+    zeros' shapes (tracing the residual's Jacobian for them took ~0.6 s per run on the 32-link
+    chain)."""
+    def factors_of_zeros() -> Any:  # traced for its shapes only: nothing is allocated
+        if structure is None:
+            return _factorisation(structure, x0.size)(jnp.zeros((x0.size, x0.size), x0.dtype))
+        blocks = jnp.zeros((structure.index.shape[0], structure.block_size, structure.block_size), x0.dtype)
+        return _factorisation(structure, x0.size)(block_tree.TreeBlocks(blocks, blocks, blocks))
 
-    def factors_at(x: jax.Array) -> Any:
-        of_pieces, flat = _equations(residual, x, structure, parts)
-        return _linear_algebra(flat, of_pieces, structure, x.size)[0](x)
-
-    shapes = jax.eval_shape(factors_at, x0)
+    shapes = jax.eval_shape(factors_of_zeros)
     return jax.tree.map(lambda leaf: jnp.full(leaf.shape, jnp.nan if jnp.issubdtype(leaf.dtype, jnp.floating) else 0,
                                               leaf.dtype), shapes)
 
@@ -201,20 +204,26 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
     return jax.lax.while_loop(lambda pair: running(pair[0]), refreshed, (probed, carried))
 
 
+def _factorisation(structure: block_tree.TreeStructure | None, size: int) -> Callable[[Any], Any]:
+    """J ↦ its factors: the inverse up to ``lu.SMALL_SYSTEM`` unknowns (the step then calls no
+    library), LAPACK's LU beyond and in an ensemble (``lu.inverts``); or, given J's blocks along a
+    block tree, the tree's."""
+    if structure is None:
+        return lu.inverse if lu.inverts(size) else lu.lu_factor
+    return lambda blocks: block_tree.tree_factor(blocks, structure)
+
+
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
                     structure: block_tree.TreeStructure | None, size: int) -> tuple[
         Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
-    """x ↦ factors of J(x), and (factors, r) ↦ the Newton update J⁻¹r, for ``size`` unknowns: J =
-    ``jax.jacfwd``, inverted up to ``lu.SMALL_SYSTEM`` unknowns (the step then calls no library),
-    factorised by LAPACK beyond and in an ensemble (``lu.inverts``); or J from one JVP per colour of
-    its columns factorised body by body along the block tree."""
+    """x ↦ factors of J(x) (``_factorisation``), and (factors, r) ↦ the Newton update J⁻¹r, for
+    ``size`` unknowns: J = ``jax.jacfwd``, or from one JVP per colour of its columns along a block
+    tree."""
+    factorise = _factorisation(structure, size)
     if structure is None:
         jacobian = jax.jacfwd(residual)
         if lu.inverts(size):
-            return (lambda x: lu.inverse(jacobian(x))), lambda inverse, r: jnp.sum(inverse * r, axis=-1)
-        return (lambda x: lu.lu_factor(jacobian(x))), lu.lu_solve
-
-    def factor(x: jax.Array) -> block_tree.TreeFactors:
-        return block_tree.tree_factor(block_tree.tree_jacobian(of_pieces, x, structure), structure)
-
-    return factor, lambda factors, r: block_tree.tree_solve(factors, r, structure)
+            return (lambda x: factorise(jacobian(x))), lambda inverse, r: jnp.sum(inverse * r, axis=-1)
+        return (lambda x: factorise(jacobian(x))), lu.lu_solve
+    return ((lambda x: factorise(block_tree.tree_jacobian(of_pieces, x, structure))),
+            lambda factors, r: block_tree.tree_solve(factors, r, structure))

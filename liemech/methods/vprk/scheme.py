@@ -303,9 +303,7 @@ class VPRKEquations(Generic[P]):
                    starting_guess.history(guess))
         if self._newton.jacobian != "carried":
             return c
-        lam_k = self._entering(c)
-        return c._replace(factors=compiled_newton.unset_factors(
-            lambda *pieces: self._stages(pieces, c, lam_k, jnp.ones(())).residual, guess, self._tree, self._parts))
+        return c._replace(factors=compiled_newton.unset_factors(guess, self._tree))
 
     def _multiplier(self, g: P, mu: jax.Array, t: jax.Array) -> jax.Array:
         """λ(g, η(μ), t), the multiplier of the continuous equations (holonomic part first)."""
