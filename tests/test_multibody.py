@@ -215,13 +215,15 @@ def test_tree_newton_update_is_the_dense_one() -> None:
 def test_chain_jacobian_takes_a_number_of_colours_independent_of_its_length() -> None:
     """A chain's step Jacobian is built from the same directional derivatives whatever its length
     (each body couples to its neighbours only): 36 along the stage velocities H (3 bodies × 2 stages
-    × 6 coordinates), 30 along the multipliers Λ and 18 along the momenta ν, each kind apart;
-    from 5 bodies on, and up to 4 the dense Jacobian."""
+    × 6 coordinates), 20 along the multipliers Λ (a hinge's 5 rows × 2 stages reach its 2 bodies,
+    so that every other hinge shares a colour) and 12 along the momenta ν (6 coordinates, which
+    reach the tangency rows of a body's 2 hinges), each kind apart; from 4 bodies on, and up to 3
+    the dense Jacobian."""
     method = lm.VPRK(lm.lobatto(2))
-    for n in (5, 12):
+    for n in (4, 12):
         tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
-        assert tree is not None and tree.part_counts == (36, 30, 18)
-    assert VPRKEquations(method, chain(4).problem(np.full(4, 0.1), np.zeros(4)))._tree is None
+        assert tree is not None and tree.part_counts == (36, 20, 12)
+    assert VPRKEquations(method, chain(3).problem(np.full(3, 0.1), np.zeros(3)))._tree is None
 
 
 def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:
@@ -251,6 +253,8 @@ def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:
      "body 'b' is not connected to the world"),
     (lambda: chain(2).problem([0.1], [0.0, 0.0]), "q must have length 2"),
     (lambda: parallelogram().problem([0.3, 0.2, -0.3, -0.3], np.zeros(4)), "does not close joint 'rocker_coupler'"),
+    (lambda: lm.BodySparsity(np.zeros(3, dtype=np.int64), np.array([1]), np.array([[0, 1]]), np.array([[0, -1]])),
+     "row_bodies must hold, for each constraint row"),
 ])
 def test_bad_models_are_refused_by_name(build: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):

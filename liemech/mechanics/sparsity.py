@@ -16,7 +16,10 @@ class BodySparsity:
     """The bodies of a mechanism: ``coordinate_body[k]`` owns velocity coordinate k,
     ``row_body[r]`` owns holonomic constraint row r (a joint's rows belong to its child), and
     ``edges`` (pairs of bodies) lists every coupling: ℓ, the constraints and the external force
-    couple body a with body b only if (a, b) or (b, a) is an edge.
+    couple body a with body b only if (a, b) or (b, a) is an edge. ``row_bodies`` (optional, one
+    row per constraint row, padded with −1) lists the bodies each constraint row involves (a
+    joint's two bodies), its owner among them; without it a row may involve any body coupled to its
+    owner. A row that involves fewer bodies lets a method take fewer directional derivatives.
 
     An implicit method then knows the sparsity of its step's Jacobian without evaluating it: when
     the edges form a tree (a forest), it builds the Jacobian from a few directional derivatives
@@ -31,6 +34,7 @@ class BodySparsity:
     coordinate_body: Labels
     row_body: Labels
     edges: NDArray[np.int64]
+    row_bodies: NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         for name in ("coordinate_body", "row_body"):
@@ -40,6 +44,23 @@ class BodySparsity:
             object.__setattr__(self, name, labels)
         edges = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
         object.__setattr__(self, "edges", edges)
+        if self.row_bodies is not None:
+            row_bodies = np.asarray(self.row_bodies, dtype=np.int64)
+            if (row_bodies.ndim != 2 or row_bodies.shape[0] != self.row_body.size or (row_bodies.size and (
+                    row_bodies.min() < -1 or not np.all(np.any(row_bodies == self.row_body[:, None], 1))))):
+                raise ValueError("row_bodies must hold, for each constraint row, a row of body numbers ≥ 0 (padded "
+                                 f"with −1), its row_body among them; got shape {row_bodies.shape} for "
+                                 f"{self.row_body.size} rows")
+            object.__setattr__(self, "row_bodies", row_bodies)
+
+    def reach(self, bodies: int) -> NDArray[np.bool_]:
+        """reach[r, b]: whether constraint row r may involve body b (of ``bodies``): ``row_bodies``, or
+        the bodies coupled to the row's owner."""
+        if self.row_bodies is None:
+            return self.coupled(np.arange(bodies))[self.row_body]
+        reach = np.zeros((self.row_body.size, bodies + 1), dtype=bool)
+        reach[np.arange(self.row_body.size)[:, None], self.row_bodies] = True  # −1 marks the extra last column
+        return reach[:, :bodies]
 
     def coupled(self, labels: Labels) -> NDArray[np.bool_]:
         """pattern[i, j]: whether entries labelled with the bodies labels[i] and labels[j] may couple."""

@@ -338,7 +338,23 @@ class Model:
             ends = {by_name[name].parent for name in (joint.name, joint.mimic[0])} | {joint.child, by_name[joint.mimic[0]].child}  # type: ignore[index]
             edges += [(rank[a], rank[b]) for a in ends for b in ends if a != b and WORLD not in (a, b)]
         owners = np.array([rank[by_name[name].child] for name in self.row_joints])[list(rows)]
-        return BodySparsity(np.tile(np.repeat(bodies, 3), 2), owners, np.array(edges, dtype=np.int64))
+        return BodySparsity(np.tile(np.repeat(bodies, 3), 2), owners, np.array(edges, dtype=np.int64),
+                            self._row_bodies(rank)[list(rows)])
+
+    def _row_bodies(self, rank: dict[str, int]) -> NDArray[np.int64]:
+        """The bodies (ranked, padded with −1, the world left out) each full constraint row involves:
+        a joint's parent and child; a mimic row both joints' parents and children."""
+        by_name = {j.name: j for j in self.joints}
+        table = np.full((len(self.row_joints), 4), -1, dtype=np.int64)
+        for r, name in enumerate(self.row_joints):
+            joint = by_name[name]
+            names = {joint.parent, joint.child}
+            if r >= self._joint_rows:  # the mimic rows come after every joint's own rows
+                leader = by_name[joint.mimic[0]]  # type: ignore[index]
+                names |= {leader.parent, leader.child}
+            ranked = sorted(rank[body] for body in names - {WORLD})
+            table[r, :len(ranked)] = ranked
+        return table
 
     def _check_closes(self, g0: Configuration, eta0: Vector, q: Vector, v: Vector) -> None:
         """Loops and mimics close: every row of Φ vanishes, and the joints read back q and v."""

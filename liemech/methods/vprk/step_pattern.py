@@ -27,7 +27,9 @@ def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
     """Where the step's Jacobian may be nonzero whatever the bodies couple: multipliers are absent
     from the constraint rows and the tangency, ν from the constraint rows, from the momentum rows
     but its own body's (it enters through dτ(ξ)ᵀν, and the retraction acts body by body) and from
-    its closure but its own coordinate's."""
+    its closure but its own coordinate's; and a constraint row's multiplier, equation and tangency
+    meet only the coordinates of the bodies that row involves (``BodySparsity.reach``: a joint's
+    multipliers enter the momentum rows of its two bodies, through its constraint force)."""
     n, m = sparsity.coordinate_body.size, sparsity.row_body.size
     rows, end = slice(stages * n, stages * (n + m)), stages * (n + m)
     entries = np.ones((end + n, end + n), dtype=bool)
@@ -36,6 +38,13 @@ def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
     same_body = sparsity.coordinate_body[:, None] == sparsity.coordinate_body[None, :]
     entries[:stages * n, end:] = np.tile(same_body, (stages, 1))
     entries[end:, end:] = np.eye(n, dtype=bool)
+    bodies = int(max(sparsity.coordinate_body.max(initial=-1), sparsity.row_body.max(initial=-1))) + 1
+    reach = sparsity.reach(bodies)[:, sparsity.coordinate_body]  # (rows, coordinates)
+    coordinate = np.r_[np.arange(stages * n), np.arange(end, end + n)]
+    for stage in range(stages):
+        row = stages * n + stage * m + np.arange(m)
+        entries[np.ix_(coordinate, row)] &= np.tile(reach.T, (stages + 1, 1))
+        entries[np.ix_(row, coordinate)] &= np.tile(reach, (1, stages + 1))
     return entries
 
 
