@@ -40,9 +40,17 @@ def test_packed_nodes_come_back_exactly_with_their_shapes_and_dtypes() -> None:
 
 
 def test_a_chunk_holds_its_row_budget_within_bounds() -> None:
-    assert chunk_length(64) == ROW_BYTES // (8 * 64)
-    assert chunk_length(1) == MAX_CHUNK
-    assert chunk_length(10**6) == MIN_CHUNK
+    """Its rows fill the budget (one more step would exceed it), unless a bound stops them first."""
+    for width in (1, 6, 18, 64, 500, 2_000, 10**6):
+        length, row = chunk_length(width), 8 * width
+        assert MIN_CHUNK <= length <= MAX_CHUNK
+        if length == MIN_CHUNK:  # the budget holds no more rows than the least chunk
+            assert ROW_BYTES < (MIN_CHUNK + 1) * row
+        elif length == MAX_CHUNK:  # the budget holds at least the largest chunk
+            assert MAX_CHUNK * row <= ROW_BYTES
+        else:
+            assert length * row <= ROW_BYTES < (length + 1) * row
+    assert chunk_length(1) == MAX_CHUNK and chunk_length(10**6) == MIN_CHUNK
 
 
 def test_a_run_across_chunks_keeps_its_nodes_and_statistics() -> None:

@@ -53,9 +53,11 @@ class BodySparsity:
                                  f"{self.row_body.size} rows")
             object.__setattr__(self, "row_bodies", row_bodies)
 
-    def reach(self, bodies: int) -> NDArray[np.bool_]:
-        """reach[r, b]: whether constraint row r may involve body b (of ``bodies``): ``row_bodies``, or
-        the bodies coupled to the row's owner."""
+    def reach(self) -> NDArray[np.bool_]:
+        """reach[r, b]: whether constraint row r may involve body b: ``row_bodies``, or the bodies
+        coupled to the row's owner."""
+        bodies = int(max(self.coordinate_body.max(initial=0), self.row_body.max(initial=0),
+                         self.edges.max(initial=0))) + 1
         if self.row_bodies is None:
             return self.coupled(np.arange(bodies))[self.row_body]
         reach = np.zeros((self.row_body.size, bodies + 1), dtype=bool)

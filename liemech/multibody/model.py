@@ -333,18 +333,17 @@ class Model:
         rank = {joint.child: k for k, joint in enumerate(self.tree_joints)}
         bodies = np.array([rank[b.name] for b in self.bodies])
         by_name = {j.name: j for j in self.joints}
+        row_bodies = self._row_bodies(rank, by_name)
         edges = [(rank[j.parent], rank[j.child]) for j in self.joints if j.parent != WORLD]
-        for joint in (j for j in self.joints if j.mimic is not None):
-            ends = {by_name[name].parent for name in (joint.name, joint.mimic[0])} | {joint.child, by_name[joint.mimic[0]].child}  # type: ignore[index]
-            edges += [(rank[a], rank[b]) for a in ends for b in ends if a != b and WORLD not in (a, b)]
+        for ends in row_bodies[self._joint_rows:]:  # a mimic row couples the bodies of both its joints
+            edges += [(int(a), int(b)) for a in ends for b in ends if a != b and min(a, b) >= 0]
         owners = np.array([rank[by_name[name].child] for name in self.row_joints])[list(rows)]
         return BodySparsity(np.tile(np.repeat(bodies, 3), 2), owners, np.array(edges, dtype=np.int64),
-                            self._row_bodies(rank)[list(rows)])
+                            row_bodies[list(rows)])
 
-    def _row_bodies(self, rank: dict[str, int]) -> NDArray[np.int64]:
+    def _row_bodies(self, rank: dict[str, int], by_name: dict[str, Joint]) -> NDArray[np.int64]:
         """The bodies (ranked, padded with −1, the world left out) each full constraint row involves:
         a joint's parent and child; a mimic row both joints' parents and children."""
-        by_name = {j.name: j for j in self.joints}
         table = np.full((len(self.row_joints), 4), -1, dtype=np.int64)
         for r, name in enumerate(self.row_joints):
             joint = by_name[name]

@@ -188,4 +188,4 @@ def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, sto
         first += count
         if done is not None:
             done(first)
-    return Stored(runner.packing(carry).unpack(np.concatenate(kept)), steps, iterations, residuals)
+    return Stored(packing.unpack(np.concatenate(kept)), steps, iterations, residuals)

@@ -222,8 +222,7 @@ def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Calla
     factorise = _factorisation(structure, size)
     if structure is None:
         jacobian = jax.jacfwd(residual)
-        if lu.inverts(size):
-            return (lambda x: factorise(jacobian(x))), lambda inverse, r: jnp.sum(inverse * r, axis=-1)
-        return (lambda x: factorise(jacobian(x))), lu.lu_solve
+        solve_with = (lambda inverse, r: jnp.sum(inverse * r, axis=-1)) if lu.inverts(size) else lu.lu_solve
+        return (lambda x: factorise(jacobian(x))), solve_with
     return ((lambda x: factorise(block_tree.tree_jacobian(of_pieces, x, structure))),
             lambda factors, r: block_tree.tree_solve(factors, r, structure))

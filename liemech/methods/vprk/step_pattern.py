@@ -38,8 +38,7 @@ def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
     same_body = sparsity.coordinate_body[:, None] == sparsity.coordinate_body[None, :]
     entries[:stages * n, end:] = np.tile(same_body, (stages, 1))
     entries[end:, end:] = np.eye(n, dtype=bool)
-    bodies = int(max(sparsity.coordinate_body.max(initial=-1), sparsity.row_body.max(initial=-1))) + 1
-    reach = sparsity.reach(bodies)[:, sparsity.coordinate_body]  # (rows, coordinates)
+    reach = sparsity.reach()[:, sparsity.coordinate_body]  # (rows, coordinates)
     coordinate = np.r_[np.arange(stages * n), np.arange(end, end + n)]
     for stage in range(stages):
         row = stages * n + stage * m + np.arange(m)
