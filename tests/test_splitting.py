@@ -442,6 +442,21 @@ def test_differentiable_through_flow() -> None:
     assert np.max(np.abs(jacobian - np.stack(columns, axis=1))) <= 1e-7
 
 
+def test_differentiable_at_rest() -> None:
+    """The asymmetric body's split free flow at rest: its spherical part turns R about μ = 0, where its
+    rotation angle |μ|t/I₀ has no derivative. ∂R(T)/∂η₀ of a free body (V = 0) at η₀ = 0 is
+    T·(R₀ ê_k)ᵀ for each η₀ = e_k (R(T) = R₀ exp(T η̂₀) to first order: the free flow of a body at rest
+    does not turn it), against forward mode through the flow."""
+    problem = lm.Problem(lm.MechanicalSystem(lm.SO3(), ASYMMETRIC_TOP.inertia, _zero_potential),
+                         ASYMMETRIC_TOP.problem().g0, np.zeros(3))
+    T = 0.6
+    final = lm.flow(problem, lm.Splitting("yoshida4"), h=0.2, n_steps=3)
+    jacobian = np.asarray(jax.jacfwd(lambda eta0: final(eta0=eta0).g)(jnp.zeros(3)))
+    R0 = problem.g0
+    expected = np.stack([T * R0 @ np.asarray(lm.SO3().hat(e)) for e in np.eye(3)], axis=-1)
+    assert np.all(np.isfinite(jacobian)) and np.max(np.abs(jacobian - expected)) <= 1e-14
+
+
 def test_momentum_maps_to_round_off() -> None:
     """The heavy top's ⟨μ, Rᵀe₃⟩ (left symmetry) with the split free flow, and the axisymmetric top's
     body μ₃ as well (right symmetry, χ on the axis) with the exact one, over 2000 steps: a random walk
@@ -466,15 +481,18 @@ def top_energy(sol: lm.Solution[Matrix]) -> Vector:
 
 def test_energy_bounded_on_the_heavy_top() -> None:
     """5·10⁴ steps (T = 2500) of Strang and of McLachlan's order-4 composition: the energy error stays
-    at its O(hᵖ) size, without drift (the last tenth of the run is no worse than the first)."""
+    at its O(hᵖ) size, without drift: the second half of the run is no worse than the first (a drift
+    would double it). Halves, not tenths: the chaotic top takes longer than a tenth of the run to
+    reach the whole range of its error (McLachlan's: 4e-8 in the first tenth, 6–9e-8 in each later
+    one, and the same 8–10e-8 in every tenth of a run 8 times longer)."""
     runs: tuple[tuple[lm.SplittingComposition, float], ...] = (("strang", 2e-3), ("mclachlan4", 1e-6))
     for composition, bound in runs:
         sol = lm.integrate(ASYMMETRIC_TOP.problem(), lm.Splitting(composition), h=0.05, n_steps=50_000,
                            store_every=50)
         error = np.abs(top_energy(sol) - top_energy(sol)[0])
-        tenth = error.size // 10
+        half = error.size // 2
         assert error.max() <= bound, composition
-        assert error[-tenth:].max() <= 1.5 * error[:tenth].max(), composition
+        assert error[half:].max() <= 1.5 * error[:half].max(), composition
 
 
 @pytest.mark.slow

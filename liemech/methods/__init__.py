@@ -9,8 +9,8 @@ drivers in ``liemech.run``: traits and a compiled one-step map (``method.py``, `
   2025) and the Bobenko–Suris scheme for the Lagrange top;
 - ``classical``: explicit Runge–Kutta of order 4;
 - ``splitting``: explicit symplectic splitting and composition methods for a constant inertia (kick and
-  free flow; Dullweber, Leimkuhler & McLachlan 1997, Yoshida 1990, McLachlan 1995, Kahan & Li 1997,
-  Blanes & Moan 2002).
+  free flow; Dullweber, Leimkuhler & McLachlan 1997, Fassò 2003, Yoshida 1990, McLachlan 1995,
+  Kahan & Li 1997, Blanes & Moan 2002).
 """
 
 from liemech.methods.classical.rk4 import RK4

@@ -8,9 +8,9 @@ composed symmetrically (``coefficients``).
                                                        body on SO(2), SO(3), SE(2), SE(3))
     Ψ_h = K(b₀h) ∘ F(a₁h) ∘ K(b₁h) ∘ … ∘ F(a_m h) ∘ K(b_m h).
 
-On Rⁿ "strang" is Störmer–Verlet; on SO(3) it is the symplectic splitting of Dullweber,
-Leimkuhler & McLachlan 1997 (with the free flow exact for an axisymmetric or spherical body, and
-split R₁R₂R₃R₂R₁ otherwise).
+On Rⁿ "strang" is Störmer–Verlet; on SO(3) a symplectic splitting of the rigid body in the manner
+of Dullweber, Leimkuhler & McLachlan 1997 (the free flow exact for an axisymmetric or spherical
+body; otherwise a symmetric top's exact flow between half rotations about the remaining axis).
 """
 
 from collections.abc import Hashable
@@ -42,8 +42,10 @@ class Splitting(CompiledMethod):
     One step is Ψ_h = K(b₀h) ∘ F(a₁h) ∘ K(b₁h) ∘ … ∘ F(a_m h) ∘ K(b_m h), with the kick
     K(t): μ ← μ − t ∇V(g) (g fixed) and F(t) the free flow ġ = g η, μ̇ = ad*_η μ, η = 𝕀⁻¹μ:
     a drift on Rⁿ (then "strang" is Störmer–Verlet), the free rigid body on SO(3) (exact for an
-    axisymmetric or spherical 𝕀; otherwise the symmetric order-2 splitting into rotations about the
-    principal axes of Dullweber, Leimkuhler & McLachlan 1997), on SE(3) with 𝕀 = diag(m I₃, J) a
+    axisymmetric or spherical 𝕀; otherwise the symmetric order-2 splitting R_b(t/2) ∘ F_top(t) ∘
+    R_b(t/2), F_top the exact flow of the symmetric top with the intermediate moment in place of
+    the smallest and R_b a rotation about the smallest moment's axis, in the manner of Dullweber,
+    Leimkuhler & McLachlan 1997), on SE(3) with 𝕀 = diag(m I₃, J) a
     drift of the centre along the spatial momentum composed with those rotations; on SO(2) the angle
     advances by tω, and on SE(2) with 𝕀 = diag(m, m, J) (ξ = (v₁, v₂, ω)) the body turns at the
     constant ω while its centre drifts along the constant spatial momentum (exact).
