@@ -64,7 +64,8 @@ def test_four_bar_keeps_its_loop_and_energy_over_a_long_run() -> None:
 @pytest.mark.slow
 def test_ensemble_and_flow_run_the_tree_step() -> None:
     """The 6-link chain's block-tree step serves ``integrate_ensemble`` and ``flow``: three members
-    bent by different angles equal their separate ``integrate`` runs (measured 3e-15), and the
+    bent by different angles, run one after another in the ensemble's compiled batch (the step says
+    so), equal their separate ``integrate`` runs (measured 3e-15), and the
     forward-mode derivative of the flow's final state along a change of the joints' initial rates
     equals central differences of the flow (measured 1.1e-9 relative, the differences' error)."""
     model = chain(6)
@@ -72,6 +73,7 @@ def test_ensemble_and_flow_run_the_tree_step() -> None:
     rates = np.linspace(0.5, -0.5, 6)
     problems = [model.problem(np.full(6, bend), rates) for bend in (0.2, 0.3, 0.4)]
     assert VPRKEquations(method, problems[0])._tree is not None
+    assert method.compiled_step(problems[0]).members == "sequential"
     g0 = jax.tree.map(lambda *leaves: np.stack(leaves), *[p.g0 for p in problems])
     ensemble = lm.integrate_ensemble(problems[0], method, 0.01, n_steps=30,
                                      initial=(g0, np.stack([p.eta0 for p in problems])))

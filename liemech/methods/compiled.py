@@ -9,7 +9,7 @@ whole trajectory; a stepper here runs it one step at a time.
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Final, NamedTuple, TypeVar, cast
+from typing import Any, Final, Literal, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
@@ -52,10 +52,15 @@ least the fields g, mu and lam of the node it sits at."""
 @dataclass(frozen=True)
 class CompiledStep:
     """A method's pure step for one problem, and the carry that starts it from a node state. The
-    step is wrapped in ``finite_nodes`` here, once for every caller (integrate, flow, …)."""
+    step is wrapped in ``finite_nodes`` here, once for every caller (integrate, flow, …).
+    ``members``: how ``integrate_ensemble`` runs the members of a batch, vectorised (``vmap``: one
+    program steps them all, which amortises XLA's cost per operation) or one after another in one
+    compiled program (``lax.map``: for a step so large that batching gains nothing, while a
+    vectorised Newton iterates until its slowest member has converged)."""
 
     step: Step
     start: Callable[[NodeState[Any]], object]
+    members: Literal["vectorised", "sequential"] = "vectorised"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "step", finite_nodes(self.step))

@@ -7,6 +7,7 @@ of a Dask cluster (``client=``). A member whose Newton solve fails keeps its las
 is reported with its step and time; the others run on.
 """
 
+import contextlib
 import functools
 import threading
 import uuid
@@ -390,18 +391,28 @@ class _Job(Generic[P]):
             if self.token not in _COMPILED:
                 if len(_COMPILED) >= 8:  # a long-lived worker serves many ensembles
                     _COMPILED.pop(next(iter(_COMPILED)))
-                runner = jax.jit(jax.vmap(self._member), compiler_options=compiler_options())
-                with lu.batched():
+                sequential = self.method.compiled_step(self.problem).members == "sequential"
+                runner = jax.jit(self._one_by_one if sequential else jax.vmap(self._member),
+                                 compiler_options=compiler_options())
+                with contextlib.nullcontext() if sequential else lu.batched():
                     lowered = runner.lower(batch.g0, batch.eta0, batch.values)
                 _COMPILED[self.token] = lowered.compile()
             return _COMPILED[self.token]
 
-    def _member(self, g0_leaves: list[jax.Array], eta0: jax.Array, values: jax.Array) -> dict[str, jax.Array]:
-        """One member's stored nodes and failure, traced."""
+    def _one_by_one(self, g0_leaves: list[jax.Array], eta0s: jax.Array, values: jax.Array) -> dict[str, jax.Array]:
+        """The members of a batch one after another (``CompiledStep.members`` "sequential")."""
+        out: dict[str, jax.Array] = jax.lax.map(
+            lambda member: self._member(member[0], member[1], member[2], batched=False), (g0_leaves, eta0s, values))
+        return out
+
+    def _member(self, g0_leaves: list[jax.Array], eta0: jax.Array, values: jax.Array,
+                batched: bool = True) -> dict[str, jax.Array]:
+        """One member's stored nodes and failure, traced (with the method's ``batched_step`` if
+        ``batched``: the members vectorised)."""
         problem = self.problem
         g0 = cast(P, jax.tree.unflatten(jax.tree.structure(problem.g0), g0_leaves))
         system = None if self.build is None else self.build(values)  # checked by _check_traced
-        step, march = start_march(problem, self.method, g0, eta0, system, batched=True)
+        step, march = start_march(problem, self.method, g0, eta0, system, batched=batched)
         member_system = problem.system if system is None else system
         h = jnp.asarray(self.h)
 

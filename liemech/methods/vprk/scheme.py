@@ -215,7 +215,9 @@ class VPRK(CompiledMethod):
         if problem.holonomic is not None or problem.nonholonomic is not None:
             check_constrained_hypotheses(self.tableau)
         scheme = VPRKEquations(self, problem, unrolled)
-        return CompiledStep(scheme.step, scheme.start)
+        # On the block tree (a mechanism of 4 bodies or more) an ensemble's members run one after
+        # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
+        return CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
 
 
 class _Carry(NamedTuple, Generic[P]):
@@ -290,6 +292,11 @@ class VPRKEquations(Generic[P]):
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
         self._momentum_unknown = self._tree is not None
+
+    @property
+    def tree(self) -> block_tree.TreeStructure | None:
+        """The structure of Newton's Jacobian when it is solved on the block tree, else None."""
+        return self._tree
 
     def _tree_structure(self, problem: Problem[P]) -> block_tree.TreeStructure | None:
         """The block tree of Newton's Jacobian from the problem's ``sparsity`` (holonomic problems):
