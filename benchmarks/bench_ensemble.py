@@ -10,14 +10,20 @@ This machine's speed drifts by tens of per cent within a minute, so the configur
 in interleaved rounds (each round: the loop, then every ensemble) and the table gives median rates
 and the median over the rounds of each round's ratio to its loop.
 
+A second table: ensembles of the pendulum chains of ``bench_multibody`` (Lobatto-2, whose Newton
+systems are solved on the block tree from 4 links on, where the members of a batch run one after
+another; 2 links stay vectorised), against a loop of ``integrate``, in µs per member-step.
+
 Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_ensemble.py [--no-dask] [--rounds N]
 """
 
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -85,5 +91,43 @@ def main() -> None:
         client.close()
 
 
+def chains(rounds: int, members: int = 32, steps: int = 100) -> None:
+    """µs per member-step of ensembles of n-link chains bent by random angles, and of a loop of
+    ``integrate`` over the same problems (medians of interleaved rounds)."""
+    from bench_multibody import chain_urdf, initial, step_size
+
+    from liemech.multibody import from_urdf
+
+    print(f"\npendulum chains, Lobatto-2, {members} members, {steps} steps; µs per member-step, medians of {rounds} "
+          "interleaved rounds")
+    print(f"{'links':>6} {'members':>10} {'loop':>8} {'ensemble':>9} {'× loop':>7}")
+    rng = np.random.default_rng(0)
+    for n in (2, 4, 8):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "chain.urdf"
+            path.write_text(chain_urdf(n))
+            model = from_urdf(path)
+        q0, v0 = initial(n)
+        problems = [model.problem(q0 + 0.05 * rng.normal(size=n), v0) for _ in range(members)]
+        g0 = (np.stack([p.g0[0] for p in problems]), np.stack([p.g0[1] for p in problems]))
+        eta0 = np.stack([p.eta0 for p in problems])
+        h = step_size(n)
+        kind = METHOD.compiled_step(problems[0]).members
+
+        def loop() -> None:
+            for problem in problems:
+                lm.integrate(problem, METHOD, h, n_steps=steps)
+
+        def ensemble() -> None:
+            lm.integrate_ensemble(problems[0], METHOD, h, n_steps=steps, initial=(g0, eta0))
+
+        loop()
+        ensemble()
+        times = np.array([[seconds(loop), seconds(ensemble)] for _ in range(rounds)]) / (members * steps) * 1e6
+        loop_time, ensemble_time = np.median(times, axis=0)
+        print(f"{n:6d} {kind:>10} {loop_time:8.0f} {ensemble_time:9.0f} {loop_time / ensemble_time:7.2f}")
+
+
 if __name__ == "__main__":
     main()
+    chains(int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5)
