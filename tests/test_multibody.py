@@ -179,16 +179,18 @@ CHAIN = chain(4)
 def test_tree_newton_update_is_the_dense_one() -> None:
     """The step's Jacobian (with the momentum at the step's end among the unknowns) vanishes
     outside the block tree of the chain's bodies and the entries of its kinds of rows and
-    unknowns that ``step_entries`` leaves out, and Newton's update from the tree (directional
-    derivatives along H, Λ and ν apart, factorised body by body) agrees with the dense solve J⁻¹r of the whole
+    unknowns that ``step_entries`` leaves out (the stage velocities as y, H = K y, whose first copy
+    moves no configuration and so reaches only its own body's momentum rows: undamped hinges couple
+    no velocities), and Newton's update from the tree (directional derivatives along y¹, the rest of
+    y, Λ and ν apart, factorised body by body) agrees with the dense solve J⁻¹r of the whole
     Jacobian (jax.jacfwd, numpy's LU) at an iterate off the solution, on an 8-link chain; the
     update's compiled code scatters nothing and calls no library."""
     problem = chain(8).problem(np.linspace(0.5, -0.3, 8), np.linspace(1.0, -0.5, 8))
     equations = VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)
     assert problem.sparsity is not None
     sparsity = problem.sparsity
-    tree = step_tree(sparsity, 2)
-    assert tree is not None
+    tree = step_tree(sparsity, 2, local=True)
+    assert tree is not None and equations.tree is tree
     carry = equations.start(NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0))
 
     def of_pieces(*pieces: jax.Array) -> jax.Array:
@@ -206,24 +208,30 @@ def test_tree_newton_update_is_the_dense_one() -> None:
     text = str(compiled.as_text())
     assert " scatter(" not in text and "custom_call" not in text
     jacobian = np.asarray(jax.jit(jax.jacfwd(residual))(x))
-    pattern = sparsity.coupled(step_labels(sparsity, 2)) & step_entries(sparsity, 2)
+    pattern = sparsity.coupled(step_labels(sparsity, 2)) & step_entries(sparsity, 2, local=True)
     assert np.max(np.abs(jacobian[~pattern])) == 0.0
+    n = sparsity.coordinate_body.size  # y¹'s columns: its own body's momentum rows and ν's closure alone
+    own = sparsity.coordinate_body[:, None] == sparsity.coordinate_body[None, :]
+    assert np.array_equal(pattern[:, :n], np.vstack([own, own, np.zeros((pattern.shape[0] - 3 * n, n), bool), own]))
     dense = np.linalg.solve(jacobian, np.asarray(jax.jit(residual)(x)))
     assert np.max(np.abs(by_tree - dense)) < 1e-9 * np.max(np.abs(dense))
 
 
 def test_chain_jacobian_takes_a_number_of_colours_independent_of_its_length() -> None:
     """A chain's step Jacobian is built from the same directional derivatives whatever its length
-    (each body couples to its neighbours only): 36 along the stage velocities H (3 bodies × 2 stages
-    × 6 coordinates), 20 along the multipliers Λ (a hinge's 5 rows × 2 stages reach its 2 bodies,
-    so that every other hinge shares a colour) and 12 along the momenta ν (6 coordinates, which
-    reach the tangency rows of a body's 2 hinges), each kind apart; from 4 bodies on, and up to 3
-    the dense Jacobian."""
+    (each body couples to its neighbours only): 6 along y¹ (the stage velocities' copy that moves
+    no configuration reaches its own body alone: 6 coordinates), 18 along the other copy of y (3
+    bodies × 6 coordinates), 20 along the multipliers Λ (a hinge's 5 rows × 2 stages reach its 2
+    bodies, so that every other hinge shares a colour) and 12 along the momenta ν (6 coordinates,
+    which reach the tangency rows of a body's 2 hinges), each kind apart; from 3 bodies on, and up
+    to 2 the dense Jacobian. Damped hinges couple their bodies' velocities: 18 along y¹ then."""
     method = lm.VPRK(lm.lobatto(2))
-    for n in (4, 12):
+    for n in (3, 12):
         tree = VPRKEquations(method, chain(n).problem(np.full(n, 0.1), np.zeros(n)))._tree
-        assert tree is not None and tree.part_counts == (36, 20, 12)
-    assert VPRKEquations(method, chain(3).problem(np.full(3, 0.1), np.zeros(3)))._tree is None
+        assert tree is not None and tree.part_counts == (6, 18, 20, 12)
+    assert VPRKEquations(method, chain(2).problem(np.full(2, 0.1), np.zeros(2)))._tree is None
+    damped = VPRKEquations(method, chain(6, damping=0.05).problem(np.full(6, 0.1), np.zeros(6)))._tree
+    assert damped is not None and damped.part_counts == (18, 18, 20, 12)
 
 
 def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:

@@ -20,6 +20,9 @@ class BodySparsity:
     row per constraint row, padded with −1) lists the bodies each constraint row involves (a
     joint's two bodies), its owner among them; without it a row may involve any body coupled to its
     owner. A row that involves fewer bodies lets a method take fewer directional derivatives.
+    ``velocity_edges`` (optional) lists the couplings through the velocities alone, those of the
+    kinetic energy and of velocity-dependent forces (a damped joint's two bodies); without it every
+    edge may. Fewer of them, too, let a method take fewer directional derivatives.
 
     An implicit method then knows the sparsity of its step's Jacobian without evaluating it: when
     the edges form a tree (a forest), it builds the Jacobian from a few directional derivatives
@@ -35,6 +38,7 @@ class BodySparsity:
     row_body: Labels
     edges: NDArray[np.int64]
     row_bodies: NDArray[np.int64] | None = None
+    velocity_edges: NDArray[np.int64] | None = None
 
     def __post_init__(self) -> None:
         for name in ("coordinate_body", "row_body"):
@@ -44,6 +48,8 @@ class BodySparsity:
             object.__setattr__(self, name, labels)
         edges = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
         object.__setattr__(self, "edges", edges)
+        if self.velocity_edges is not None:
+            object.__setattr__(self, "velocity_edges", np.asarray(self.velocity_edges, dtype=np.int64).reshape(-1, 2))
         if self.row_bodies is not None:
             row_bodies = np.asarray(self.row_bodies, dtype=np.int64)
             if (row_bodies.ndim != 2 or row_bodies.shape[0] != self.row_body.size or (row_bodies.size and (
@@ -64,14 +70,21 @@ class BodySparsity:
         reach[np.arange(self.row_body.size)[:, None], self.row_bodies] = True  # −1 marks the extra last column
         return reach[:, :bodies]
 
-    def coupled(self, labels: Labels) -> NDArray[np.bool_]:
-        """pattern[i, j]: whether entries labelled with the bodies labels[i] and labels[j] may couple."""
+    def coupled(self, labels: Labels, through: NDArray[np.int64] | None = None) -> NDArray[np.bool_]:
+        """pattern[i, j]: whether entries labelled with the bodies labels[i] and labels[j] may couple
+        (through the ``edges``, or the couplings ``through`` given)."""
+        edges = self.edges if through is None else through
         bodies = int(max(labels.max(initial=0), self.edges.max(initial=0))) + 1
         adjacent = np.eye(bodies, dtype=bool)
-        adjacent[self.edges[:, 0], self.edges[:, 1]] = True
-        adjacent[self.edges[:, 1], self.edges[:, 0]] = True
+        adjacent[edges[:, 0], edges[:, 1]] = True
+        adjacent[edges[:, 1], edges[:, 0]] = True
         result: NDArray[np.bool_] = adjacent[labels[:, None], labels[None, :]]
         return result
+
+    def velocity_coupled(self, labels: Labels) -> NDArray[np.bool_]:
+        """pattern[i, j]: whether entries labelled labels[i] and labels[j] may couple through the
+        velocities (``velocity_edges``, or every edge)."""
+        return self.coupled(labels, self.velocity_edges)
 
     def tree(self, labels: Labels, entries: NDArray[np.bool_] | None = None,
              parts: Sequence[int] = ()) -> TreeStructure | None:

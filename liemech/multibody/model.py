@@ -327,7 +327,8 @@ class Model:
     def _sparsity(self, rows: tuple[int, ...]) -> BodySparsity | None:
         """The bodies numbered in the tree's order (the world's children first), each joint's rows
         given to its child and coupling it with its parent; a mimic couples the bodies of both
-        joints. None with an actuation, which may couple any joints."""
+        joints. None with an actuation, which may couple any joints. Only a damped joint couples its
+        bodies through their velocities (each body's kinetic energy is its own)."""
         if self.actuation is not None:
             return None
         rank = {joint.child: k for k, joint in enumerate(self.tree_joints)}
@@ -338,8 +339,9 @@ class Model:
         for ends in row_bodies[self._joint_rows:]:  # a mimic row couples the bodies of both its joints
             edges += [(int(a), int(b)) for a in ends for b in ends if a != b and min(a, b) >= 0]
         owners = np.array([rank[by_name[name].child] for name in self.row_joints])[list(rows)]
+        damped = [(rank[j.parent], rank[j.child]) for j in self.joints if j.parent != WORLD and j.damping != 0.0]
         return BodySparsity(np.tile(np.repeat(bodies, 3), 2), owners, np.array(edges, dtype=np.int64),
-                            row_bodies[list(rows)])
+                            row_bodies[list(rows)], np.array(damped, dtype=np.int64))
 
     def _row_bodies(self, rank: dict[str, int], by_name: dict[str, Joint]) -> NDArray[np.int64]:
         """The bodies (ranked, padded with −1, the world left out) each full constraint row involves:

@@ -73,6 +73,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
+from numpy.typing import NDArray
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind
 from liemech.groups.euclidean import TranslationRetraction
@@ -239,21 +240,35 @@ class _Stages(NamedTuple, Generic[P]):
     work: jax.Array  # h Σ_i b_i ⟨Fⁱ, ηⁱ⟩, the external force's work over the step
 
 
-@functools.partial(jax.jit, static_argnames=("stages", "free_stages", "with_momentum"))
-def _start_arrays(mu: ArrayLike, eta: ArrayLike, lam: ArrayLike, t: ArrayLike, *, stages: int, free_stages: int,
-                  with_momentum: bool) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array,
-                                                starting_guess.History]:
-    """μ, λ, Newton's first guess x = (Hʲ = η, Λʲ = λ, and ν = μ if ``with_momentum``) with its
-    history, t, and the work 0, in one compiled call: operation by operation they cost ~0.25 ms,
-    a quarter of a one-step ``integrate``."""
+@functools.partial(jax.jit, static_argnames=("copies", "free_stages", "with_momentum"))
+def _start_arrays(mu: ArrayLike, eta: ArrayLike, lam: ArrayLike, t: ArrayLike, *, copies: tuple[float, ...],
+                  free_stages: int, with_momentum: bool) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array,
+                                                                 jax.Array, starting_guess.History]:
+    """μ, λ, Newton's first guess x = (the stage velocities, each copy ``copies[j]`` η; Λʲ = λ; and
+    ν = μ if ``with_momentum``) with its history, t, and the work 0, in one compiled call:
+    operation by operation they cost ~0.25 ms, a quarter of a one-step ``integrate``."""
     mu, eta, lam = (jnp.asarray(x, dtype=float) for x in (mu, eta, lam))
-    guess = jnp.concatenate([jnp.tile(eta, stages), jnp.tile(lam, free_stages)] + ([mu] if with_momentum else []))
+    guess = jnp.concatenate([c * eta for c in copies] + [jnp.tile(lam, free_stages)] + ([mu] if with_momentum else []))
     return mu, lam, guess, jnp.asarray(t, dtype=float), jnp.zeros(()), starting_guess.history(guess)
+
+
+def _velocity_direction(A: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """v with A v = 0, b·v = 0 and v¹ = 1 (Lobatto IIIA: A's first row is zero and b its last), or
+    None: a change of the stage velocities along v moves no stage configuration."""
+    if A.shape[0] < 2 or np.any(A[0] != 0.0):
+        return None
+    v = np.concatenate([[1.0], np.linalg.solve(A[1:, 1:], -A[1:, 0])])
+    scale = np.max(np.abs(A)) * np.max(np.abs(v))
+    if np.max(np.abs(A @ v)) > 1e-13 * scale or abs(b @ v) > 1e-13 * scale:
+        return None
+    return v
 
 
 class VPRKEquations(Generic[P]):
     """The VPRK step equations of one problem as pure functions of the unknowns
-    x = (H¹..Hˢ, free multipliers, and ν = μ_{k+1} on the block-tree path): ``residual(x, state, h)`` and the ``step`` that solves them."""
+    x = (H¹..Hˢ, free multipliers, and ν = μ_{k+1} on the block-tree path, where for Lobatto IIIA
+    the velocities are y with H = K y, ``step_pattern``): ``residual(x, state, h)`` and the ``step``
+    that solves them."""
 
     def __init__(self, method: VPRK, problem: Problem[P], unrolled: bool = False) -> None:
         self._newton = method.newton
@@ -272,6 +287,7 @@ class VPRKEquations(Generic[P]):
         self._s, self._n = t.stages, self._group.dim
         # C_ij = b_j a_ji / b_i (the boxed residual (26))
         self._C = np.asarray((t.b[None, :] * t.A.T) / t.b[:, None])
+        self._null = _velocity_direction(self._A, self._b)
         self._holonomic = problem.holonomic
         self._nonholonomic = problem.nonholonomic
         self._force = problem.force
@@ -292,6 +308,8 @@ class VPRKEquations(Generic[P]):
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
         self._momentum_unknown = self._tree is not None
+        # on the tree, the stage velocities are unknown as y with H = K y (``step_pattern``)
+        self._local = self._tree is not None and self._null is not None
 
     @property
     def tree(self) -> block_tree.TreeStructure | None:
@@ -302,26 +320,31 @@ class VPRKEquations(Generic[P]):
         """The block tree of Newton's Jacobian from the problem's ``sparsity`` (holonomic problems):
         unknown and equation i share a body, H^j_k that of coordinate k, Λ^j_r and the rows that
         close them (Φ(G^{j+1})_r, the last the tangency) that of constraint row r, ν_k (the unknown
-        momentum at the step's end, see ``_stages``) and its equation that of coordinate k. None where the
-        dense Jacobian costs no more than twice the tree's, counting a directional derivative along H
-        as one of the dense ones and one along Λ or ν as half (measured on the 32-link chain: a
-        quarter when this was set, three quarters since the rest of a step got cheaper): up to a
-        chain of 3 links (measured there: 233 µs a Lobatto-2 step dense, the same as the tree; at 4
-        links the tree's 270 against 405 dense)."""
+        momentum at the step's end, see ``_stages``) and its equation that of coordinate k (for
+        Lobatto IIIA the velocities as y, ``step_pattern``). None where the dense Jacobian costs no
+        more than twice the tree's, counting a directional derivative along H (or the copies of y
+        that move configurations) as one of the dense ones and one along y¹, Λ or ν as half
+        (measured on the 32-link chain: a quarter when this was set, three quarters since the rest
+        of a step got cheaper): up to a chain of 2 links (at 3 links the tree's 160 µs a Lobatto-2
+        step against 240–250 dense; at 2, 153–167 either way)."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
-        tree = step_tree(sparsity, self._s)
-        if tree is None or 2 * tree.part_counts[0] + (tree.count - tree.part_counts[0]) >= tree.size:
+        local = self._null is not None
+        tree = step_tree(sparsity, self._s, local)
+        full = 0 if tree is None else tree.part_counts[int(local)]  # along y¹ as cheap as along Λ
+        if tree is None or 2 * full + (tree.count - full) >= tree.size:
             return None
         return tree
 
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         lam = np.zeros(0) if state.lam is None else state.lam
+        # Hʲ = η: y¹ = η and yʲ = (1 − vʲ)η on the tree path for Lobatto IIIA
+        copies = (1.0,) * self._s if not self._local or self._null is None else (1.0, *(1.0 - self._null[1:]))
         mu, lam, guess, t, work, history = _start_arrays(
-            state.mu, state.eta, lam, state.t, stages=self._s, free_stages=self._s - self._first_free,
-            with_momentum=self._momentum_unknown)
+            state.mu, state.eta, lam, state.t, copies=tuple(float(c) for c in copies),
+            free_stages=self._s - self._first_free, with_momentum=self._momentum_unknown)
         c = _Carry(state.g, mu, lam, guess, t, work, history)
         if self._newton.jacobian != "carried":
             return c
@@ -342,26 +365,39 @@ class VPRKEquations(Generic[P]):
         return c.lam
 
     @property
-    def _parts(self) -> tuple[int, int]:
-        """Where the unknowns split into H, Λ and ν (``step_pattern.step_parts`` on the tree path)."""
+    def _parts(self) -> tuple[int, ...]:
+        """Where the unknowns split into H (on the tree path for Lobatto IIIA: y¹ and the other
+        copies of y), Λ and ν (``step_pattern.step_parts`` on the tree path)."""
         s, free = self._s, self._s - self._first_free
-        return s * self._n, s * self._n + free * self._m
+        return (self._n,) * self._local + (s * self._n, s * self._n + free * self._m)
 
     def _pieces(self, x: jax.Array) -> list[jax.Array]:
-        """The unknowns H, Λ and ν (empty unless on the block-tree path)."""
+        """The unknowns H (or y¹ and the rest of y), Λ and ν (empty unless on the block-tree path)."""
         return jnp.split(x, self._parts)
 
+    def _velocities(self, pieces: Sequence[jax.Array], h: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, list[
+            jax.Array]]:
+        """H (s, n), Ξ = hAH, ξ = hbH and the remaining pieces. On the tree path for Lobatto IIIA the
+        velocities are y with H = K y (K the identity with its first column v, A v = 0, b·v = 0):
+        Ξ and ξ then come from y², …, yˢ alone, so that a directional derivative along y¹ skips the
+        configurations (``step_pattern``)."""
+        s, n = self._s, self._n
+        if not self._local:
+            H = pieces[0].reshape(s, n)
+            return H, h * (self._A @ H), h * (self._b @ H), list(pieces[1:])
+        assert self._null is not None
+        first, rest = pieces[0], pieces[1].reshape(s - 1, n)
+        H = jnp.concatenate([first[None], rest + self._null[1:, None] * first[None]])
+        return H, h * (self._A[:, 1:] @ rest), h * (self._b[1:] @ rest), list(pieces[2:])
+
     def _stages(self, pieces: Sequence[jax.Array], c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
-        s, n, m, m_holonomic = self._s, self._n, self._m, self._m_holonomic
-        H_flat, Lam_flat, nu = pieces
+        s, m, m_holonomic = self._s, self._m, self._m_holonomic
+        H, Xi, xi, (Lam_flat, nu) = self._velocities(pieces, h)
         group, tau, L, g, mu = self._group, self._tau, self._system, c.g, c.mu
         free = s - self._first_free
-        H = H_flat.reshape(s, n)
         Lam = Lam_flat.reshape(free, m)
         if self._carried:
             Lam = jnp.concatenate([lam_k[None, :], Lam])
-        Xi = h * (self._A @ H)
-        xi = h * (self._b @ H)
 
         def stage(Xi_j: jax.Array, H_j: jax.Array, Lam_j: jax.Array, t_j: jax.Array) -> tuple[
                 P, P, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:

@@ -4,7 +4,13 @@ On that path the unknowns are the stage velocities H (s copies of the coordinate
 multipliers Λ (s copies of the holonomic rows) and the momentum ν at the step's end (one more copy
 of the coordinates); the equations share these ranges: the momentum rows (26) with dτ(ξ)ᵀν, the
 constraint rows Φ(Gⁱ) = 0 (i = 2..s) with the tangency, and ν's closure ν = μ_{k+1} by (28)
-(Martín de Diego & Sato Martín de Almagro 2018, §6.1)."""
+(Martín de Diego & Sato Martín de Almagro 2018, §6.1).
+
+With ``local`` the first copy of the coordinates is instead y¹ of the stage velocities written as
+H = K y, K the identity with its first column v, A v = 0 and b·v = 0 (Lobatto IIIA, whose first row
+of A is zero): y¹ moves no stage configuration Ξ = hAH and not ξ = hbH, only the stage
+velocities, so it reaches the momentum rows and ν's closure of the bodies coupled through the
+velocities alone (``BodySparsity.velocity_coupled``), and no constraint row."""
 
 import weakref
 
@@ -14,7 +20,8 @@ from numpy.typing import NDArray
 from liemech.mechanics.sparsity import BodySparsity, Labels
 from liemech.numerics.block_tree import TreeStructure
 
-_TREES: "weakref.WeakKeyDictionary[BodySparsity, dict[int, TreeStructure | None]]" = weakref.WeakKeyDictionary()
+_TREES: "weakref.WeakKeyDictionary[BodySparsity, dict[tuple[int, bool], TreeStructure | None]]" = (
+    weakref.WeakKeyDictionary())
 
 
 def step_labels(sparsity: BodySparsity, stages: int) -> Labels:
@@ -23,7 +30,7 @@ def step_labels(sparsity: BodySparsity, stages: int) -> Labels:
                            sparsity.coordinate_body])
 
 
-def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
+def step_entries(sparsity: BodySparsity, stages: int, local: bool = False) -> NDArray[np.bool_]:
     """Where the step's Jacobian may be nonzero whatever the bodies couple: multipliers are absent
     from the constraint rows and the tangency, ν from the constraint rows, from the momentum rows
     but its own body's (it enters through dτ(ξ)ᵀν, and the retraction acts body by body) and from
@@ -44,23 +51,28 @@ def step_entries(sparsity: BodySparsity, stages: int) -> NDArray[np.bool_]:
         row = stages * n + stage * m + np.arange(m)
         entries[np.ix_(coordinate, row)] &= np.tile(reach.T, (stages + 1, 1))
         entries[np.ix_(row, coordinate)] &= np.tile(reach, (1, stages + 1))
+    if local:
+        velocities = sparsity.velocity_coupled(sparsity.coordinate_body)
+        entries[:stages * n, :n] = np.tile(velocities, (stages, 1))
+        entries[stages * n:end, :n] = False
+        entries[end:, :n] = velocities
     return entries
 
 
-def step_parts(sparsity: BodySparsity, stages: int) -> tuple[int, int]:
-    """Where the unknowns split into H, Λ and ν."""
+def step_parts(sparsity: BodySparsity, stages: int, local: bool = False) -> tuple[int, ...]:
+    """Where the unknowns split into H, Λ and ν (with ``local``: y¹, the other copies of y, Λ, ν)."""
     n, m = sparsity.coordinate_body.size, sparsity.row_body.size
-    return stages * n, stages * (n + m)
+    return (n,) * local + (stages * n, stages * (n + m))
 
 
-def step_tree(sparsity: BodySparsity, stages: int) -> TreeStructure | None:
+def step_tree(sparsity: BodySparsity, stages: int, local: bool = False) -> TreeStructure | None:
     """The block tree of the step's Jacobian (None if the bodies' couplings are no tree), analysed
     once per mechanism and number of stages: ``integrate`` asks again at every call. H, Λ and ν are
     differentiated apart: Λ and ν enter the equations through a few linear terms only (the
     constraint forces; dτ(ξ)ᵀν, the tangency and ν's closure), so their directional derivatives cost
     a fraction of H's. Leaving out the entries of ``step_entries`` takes fewer of them."""
     trees = _TREES.setdefault(sparsity, {})
-    if stages not in trees:
-        trees[stages] = sparsity.tree(step_labels(sparsity, stages), step_entries(sparsity, stages),
-                                      step_parts(sparsity, stages))
-    return trees[stages]
+    if (stages, local) not in trees:
+        trees[stages, local] = sparsity.tree(step_labels(sparsity, stages), step_entries(sparsity, stages, local),
+                                             step_parts(sparsity, stages, local))
+    return trees[stages, local]
