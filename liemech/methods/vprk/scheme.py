@@ -216,7 +216,7 @@ class VPRK(CompiledMethod):
         if problem.holonomic is not None or problem.nonholonomic is not None:
             check_constrained_hypotheses(self.tableau)
         scheme = VPRKEquations(self, problem, unrolled)
-        # On the block tree (a mechanism of 4 bodies or more) an ensemble's members run one after
+        # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
         # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
         return CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
 
@@ -257,7 +257,10 @@ def _velocity_direction(A: NDArray[np.float64], b: NDArray[np.float64]) -> NDArr
     None: a change of the stage velocities along v moves no stage configuration."""
     if A.shape[0] < 2 or np.any(A[0] != 0.0):
         return None
-    v = np.concatenate([[1.0], np.linalg.solve(A[1:, 1:], -A[1:, 0])])
+    try:
+        v = np.concatenate([[1.0], np.linalg.solve(A[1:, 1:], -A[1:, 0])])
+    except np.linalg.LinAlgError:  # a tableau of the user's own whose null space is not of this kind
+        return None
     scale = np.max(np.abs(A)) * np.max(np.abs(v))
     if np.max(np.abs(A @ v)) > 1e-13 * scale or abs(b @ v) > 1e-13 * scale:
         return None
@@ -341,7 +344,7 @@ class VPRKEquations(Generic[P]):
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         lam = np.zeros(0) if state.lam is None else state.lam
         # Hʲ = η: y¹ = η and yʲ = (1 − vʲ)η on the tree path for Lobatto IIIA
-        copies = (1.0,) * self._s if not self._local or self._null is None else (1.0, *(1.0 - self._null[1:]))
+        copies = (1.0, *(1.0 - self._null[1:])) if self._local and self._null is not None else (1.0,) * self._s
         mu, lam, guess, t, work, history = _start_arrays(
             state.mu, state.eta, lam, state.t, copies=tuple(float(c) for c in copies),
             free_stages=self._s - self._first_free, with_momentum=self._momentum_unknown)
