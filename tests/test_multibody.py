@@ -263,6 +263,8 @@ def test_panda_mimic_fingers_move_together_and_locked_fingers_leave() -> None:
     (lambda: parallelogram().problem([0.3, 0.2, -0.3, -0.3], np.zeros(4)), "does not close joint 'rocker_coupler'"),
     (lambda: lm.BodySparsity(np.zeros(3, dtype=np.int64), np.array([1]), np.array([[0, 1]]), np.array([[0, -1]])),
      "row_bodies must hold, for each constraint row"),
+    (lambda: lm.BodySparsity(np.array([0, 1, 2]), np.array([1]), np.array([[0, 1]]), velocity_edges=np.array([[1, 2]])),
+     "velocity_edges must be edges too"),
 ])
 def test_bad_models_are_refused_by_name(build: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -49,7 +49,12 @@ class BodySparsity:
         edges = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
         object.__setattr__(self, "edges", edges)
         if self.velocity_edges is not None:
-            object.__setattr__(self, "velocity_edges", np.asarray(self.velocity_edges, dtype=np.int64).reshape(-1, 2))
+            velocity_edges = np.asarray(self.velocity_edges, dtype=np.int64).reshape(-1, 2)
+            known = {tuple(sorted(pair)) for pair in edges.tolist()}
+            if any(tuple(sorted(pair)) not in known for pair in velocity_edges.tolist()):
+                raise ValueError("velocity_edges must be edges too (a coupling through the velocities is a "
+                                 f"coupling), got {velocity_edges.tolist()} for the edges {edges.tolist()}")
+            object.__setattr__(self, "velocity_edges", velocity_edges)
         if self.row_bodies is not None:
             row_bodies = np.asarray(self.row_bodies, dtype=np.int64)
             if (row_bodies.ndim != 2 or row_bodies.shape[0] != self.row_body.size or (row_bodies.size and (

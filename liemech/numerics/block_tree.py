@@ -35,7 +35,7 @@ slot d·W + w), so that a level writes what its parents need (L_i S_i⁻¹ U_i, 
 consecutive slots, and a parent gathers its children's from a static table: no scatter and no
 library call, so that XLA compiles each loop over the levels, and the loops around them, into one
 kernel (``liemech.xla_options``; with LAPACK's factors and scatter-adds the 32-link chain's
-Lobatto-2 step took 2.85 ms, now 2.15). Factorisation and solve are differentiable in forward and
+Lobatto-2 step took 2.85 ms, without them 2.15). Factorisation and solve are differentiable in forward and
 reverse mode.
 """
 

@@ -173,14 +173,17 @@ def _rotation(omega_t: jax.Array) -> jax.Array:
     angle = jnp.sqrt(jnp.where(nonzero, squared, 1.0))
     sinc = jnp.where(nonzero, jnp.sin(angle) / angle, 1.0)
     half = jnp.where(nonzero, jnp.sin(0.5 * angle) / angle, 0.5)
-    W = hat3(omega_t)
-    return jnp.eye(3) + sinc * W + (2.0 * half * half) * (W @ W)
+    return _rodrigues(hat3(omega_t), sinc, 2.0 * half * half)
 
 
 def _axis_rotation(a: jax.Array, theta: jax.Array) -> jax.Array:
     """exp(θ â) = I + sin θ â + (1 − cos θ) â² for a unit vector a (Rodrigues)."""
-    A = hat3(a)
-    return jnp.eye(3) + jnp.sin(theta) * A + (2.0 * jnp.sin(0.5 * theta) ** 2) * (A @ A)
+    return _rodrigues(hat3(a), jnp.sin(theta), 2.0 * jnp.sin(0.5 * theta) ** 2)
+
+
+def _rodrigues(A: jax.Array, first: jax.Array, second: jax.Array) -> jax.Array:
+    """I + first · A + second · A²."""
+    return jnp.eye(3) + first * A + second * (A @ A)
 
 
 class RigidBodies(FreeFlow):

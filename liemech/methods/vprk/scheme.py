@@ -311,8 +311,9 @@ class VPRKEquations(Generic[P]):
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
         self._momentum_unknown = self._tree is not None
-        # on the tree, the stage velocities are unknown as y with H = K y (``step_pattern``)
-        self._local = self._tree is not None and self._null is not None
+        # on the tree for Lobatto IIIA the stage velocities are unknown as y with H = K y, K the
+        # identity with its first column v = self._y (``step_pattern``)
+        self._y = None if self._tree is None else self._null
 
     @property
     def tree(self) -> block_tree.TreeStructure | None:
@@ -344,7 +345,7 @@ class VPRKEquations(Generic[P]):
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         lam = np.zeros(0) if state.lam is None else state.lam
         # Hʲ = η: y¹ = η and yʲ = (1 − vʲ)η on the tree path for Lobatto IIIA
-        copies = (1.0, *(1.0 - self._null[1:])) if self._local and self._null is not None else (1.0,) * self._s
+        copies = (1.0,) * self._s if self._y is None else (1.0, *(1.0 - self._y[1:]))
         mu, lam, guess, t, work, history = _start_arrays(
             state.mu, state.eta, lam, state.t, copies=tuple(float(c) for c in copies),
             free_stages=self._s - self._first_free, with_momentum=self._momentum_unknown)
@@ -372,7 +373,7 @@ class VPRKEquations(Generic[P]):
         """Where the unknowns split into H (on the tree path for Lobatto IIIA: y¹ and the other
         copies of y), Λ and ν (``step_pattern.step_parts`` on the tree path)."""
         s, free = self._s, self._s - self._first_free
-        return (self._n,) * self._local + (s * self._n, s * self._n + free * self._m)
+        return (self._n,) * (self._y is not None) + (s * self._n, s * self._n + free * self._m)
 
     def _pieces(self, x: jax.Array) -> list[jax.Array]:
         """The unknowns H (or y¹ and the rest of y), Λ and ν (empty unless on the block-tree path)."""
@@ -385,12 +386,11 @@ class VPRKEquations(Generic[P]):
         Ξ and ξ then come from y², …, yˢ alone, so that a directional derivative along y¹ skips the
         configurations (``step_pattern``)."""
         s, n = self._s, self._n
-        if not self._local:
+        if self._y is None:
             H = pieces[0].reshape(s, n)
             return H, h * (self._A @ H), h * (self._b @ H), list(pieces[1:])
-        assert self._null is not None
         first, rest = pieces[0], pieces[1].reshape(s - 1, n)
-        H = jnp.concatenate([first[None], rest + self._null[1:, None] * first[None]])
+        H = jnp.concatenate([first[None], rest + self._y[1:, None] * first[None]])
         return H, h * (self._A[:, 1:] @ rest), h * (self._b[1:] @ rest), list(pieces[2:])
 
     def _stages(self, pieces: Sequence[jax.Array], c: _Carry[P], lam_k: jax.Array, h: jax.Array) -> _Stages[P]:
