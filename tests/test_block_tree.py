@@ -14,7 +14,8 @@ import pytest
 from numpy.typing import NDArray
 
 from liemech.numerics.block_tree import (
-    TreeBlocks, TreeStructure, column_colours, tree_factor, tree_jacobian, tree_solve, tree_structure)
+    TreeBlocks, TreeStructure, column_colours, tree_factor, tree_jacobian, tree_linear_solve, tree_solve,
+    tree_structure)
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
@@ -114,6 +115,30 @@ def test_solve_matches_numpy(case: str) -> None:
     r = np.random.default_rng(1).standard_normal(system.labels.size)
     x = tree_solve(tree_factor(blocks_of(system.matrix, structure), structure), jnp.asarray(r), structure)
     assert_solves(system.matrix, r, np.asarray(x))
+
+
+@pytest.mark.parametrize("case", ["binary tree", "unequal sizes"])
+def test_linear_solve_and_its_derivatives_match_numpy(case: str) -> None:
+    """``tree_linear_solve`` of x ↦ A(s) x with A(s) = A + s E (E on A's pattern) against numpy:
+    the solve, the solve with Aᵀ that reverse mode takes (r ↦ A⁻ᵀ r as the cotangent of r), and
+    d/ds A(s)⁻¹ r = −A⁻¹ E A⁻¹ r."""
+    parents, sizes, assigned = CASES[case]
+    system = tree_system(parents, sizes, assigned, seed=7)
+    structure = analysed(system)
+    rng = np.random.default_rng(2)
+    A, r, w = system.matrix, rng.standard_normal(system.labels.size), rng.standard_normal(system.labels.size)
+    E = np.where(A != 0, rng.standard_normal(A.shape), 0.0)
+
+    def solved(s: jax.Array, rhs: jax.Array) -> jax.Array:
+        return tree_linear_solve(lambda x: (jnp.asarray(A) + s * jnp.asarray(E)) @ x, rhs, structure)
+
+    zero = jnp.zeros(())
+    assert_solves(A, r, np.asarray(jax.jit(solved)(zero, jnp.asarray(r))))
+    cotangent = jax.vjp(lambda rhs: solved(zero, rhs), jnp.asarray(r))[1](jnp.asarray(w))[0]
+    assert_solves(A.T, w, np.asarray(cotangent))
+    derivative = jax.jvp(lambda s: solved(s, jnp.asarray(r)), (zero,), (jnp.ones(()),))[1]
+    exact = -np.linalg.solve(A, E @ np.linalg.solve(A, r))
+    assert np.max(np.abs(np.asarray(derivative) - exact)) <= 1e-12 * np.max(np.abs(exact))
 
 
 def edges(parent: Ints) -> set[frozenset[int]]:

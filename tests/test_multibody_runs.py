@@ -72,7 +72,8 @@ def test_ensemble_and_flow_run_the_tree_step() -> None:
     method = lm.VPRK(lm.lobatto(2))
     rates = np.linspace(0.5, -0.5, 6)
     problems = [model.problem(np.full(6, bend), rates) for bend in (0.2, 0.3, 0.4)]
-    assert VPRKEquations(method, problems[0])._tree is not None
+    tree = VPRKEquations(method, problems[0])._tree
+    assert tree is not None
     assert method.compiled_step(problems[0]).members == "sequential"
     g0 = jax.tree.map(lambda *leaves: np.stack(leaves), *[p.g0 for p in problems])
     ensemble = lm.integrate_ensemble(problems[0], method, 0.01, n_steps=30,
@@ -91,3 +92,12 @@ def test_ensemble_and_flow_run_the_tree_step() -> None:
     central = (np.asarray(final(eta0=problems[0].eta0 + step * direction).mu)
                - np.asarray(final(eta0=problems[0].eta0 - step * direction).mu)) / (2 * step)
     assert np.max(np.abs(np.asarray(tangent) - central)) < 1e-6 * np.max(np.abs(central))
+    # reverse mode: the gradient of ½|μ_N|² along the same direction
+    gradient = jax.grad(lambda eta0: 0.5 * jnp.sum(final(eta0=eta0).mu ** 2))(jnp.asarray(problems[0].eta0))
+    mu = np.asarray(final(eta0=problems[0].eta0).mu)
+    assert abs(float(gradient @ direction) - float(mu @ central)) < 1e-6 * float(np.abs(mu) @ np.abs(central))
+    # the tangent systems are solved on the tree: no n × n matrix in the derivative's program
+    n = tree.size
+    program = str(jax.make_jaxpr(lambda eta0: jax.jvp(lambda e: final(eta0=e).mu, (eta0,), (eta0,)))(
+        jnp.asarray(problems[0].eta0)))
+    assert f"[{n},{n}]" not in program and f"{n},{n}]" not in program

@@ -76,7 +76,8 @@ def solve(
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J⁻¹ ∂r, ``lax.custom_root``): Newton's
-    iterates are never differentiated."""
+    iterates are never differentiated. J(x*) is ``jax.jacfwd``'s or, given a structure, its block
+    tree's (``block_tree.tree_linear_solve``)."""
     if (options.jacobian == "carried") != (carried is not None):
         raise ValueError("jacobian='carried' goes with the carried factors of an earlier solve, and only with it")
     of_pieces, flat = _equations(residual, x0, structure, parts)
@@ -88,7 +89,9 @@ def solve(
                        jax.tree.map(lambda leaf: leaf.astype(float), factors))
 
     def tangent_solve(linear: Callable[[jax.Array], jax.Array], y: jax.Array) -> jax.Array:
-        return lu.solve(jax.jacfwd(linear)(y), y)
+        if structure is None:
+            return lu.solve(jax.jacfwd(linear)(y), y)
+        return block_tree.tree_linear_solve(linear, y, structure)
 
     x, ((iterations, norm, status), factors) = jax.lax.custom_root(flat, x0, newton, tangent_solve, has_aux=True)
     factors = jax.tree.map(lambda leaf, like: leaf.astype(like.dtype), factors, carried)
