@@ -37,8 +37,8 @@ def main() -> None:
     print(f"reverse − forward: {np.max(np.abs(reverse - forward)):.1e}, "
           f"central differences − forward: {np.max(np.abs(central - forward)):.1e}")
 
-    @jax.jit
-    def momentum_for_weight(mg: jax.Array) -> jax.Array:
+    @lm.jit
+    def momentum_for_weight(mg: jax.Array | float) -> jax.Array:
         heavier = HeavyTop(mg=mg)  # type: ignore[arg-type]  # a traced parameter
         return final(system=lm.MechanicalSystem(lm.SO3(), heavier.inertia, heavier.potential)).mu
 

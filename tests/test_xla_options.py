@@ -1,6 +1,7 @@
 """liemech's top-level programs are compiled without YNNPACK's dot fusions (``liemech.xla_options``):
 the option is known to this jaxlib, and a program of small products compiled with it has none of
-the fused library calls that plain ``jax.jit`` makes of them. Importing liemech before JAX's backend
+the fused library calls that plain ``jax.jit`` makes of them, and ``lm.jit`` takes them at the top
+level and nests inside every transformation (where JAX refuses them) unchanged. Importing liemech before JAX's backend
 starts makes XLA compile small loops into one kernel; importing it later warns."""
 
 import os
@@ -11,7 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.xla_options import WANTED, compiler_options, jit, small_loops_compiled
+import liemech as lm
+from liemech.xla_options import WANTED, compiler_options, jit, small_loops_compiled, top_level
 
 
 def products(a: jax.Array) -> jax.Array:
@@ -28,6 +30,38 @@ def test_this_jaxlib_takes_the_options_and_the_small_products_leave_ynnpack() ->
     assert "ynn_fusion" in plain and "ynn_fusion" not in ours
     expected = (np.sin(a) @ np.cos(a)) @ np.tanh(a)
     np.testing.assert_allclose(jit(products)(a), expected, rtol=0, atol=1e-12 * np.max(np.abs(expected)))
+
+
+def test_lm_jit_nests_inside_transformations_with_the_same_values() -> None:
+    """``lm.jit`` at the top level compiles with the options; inside jit, grad and vmap, where
+    ``jax.jit`` with options raises, it compiles without them, and every value equals plain
+    ``jax.jit``'s (the same products; a dot's library or XLA's loop may round differently)."""
+    a = jnp.asarray(np.random.default_rng(1).normal(size=(12, 12)))
+    ours = lm.jit(products)
+    seen: list[bool] = []
+
+    def probe(x: jax.Array) -> jax.Array:
+        seen.append(top_level())
+        return x
+
+    probe(a)
+    jax.jit(probe)(a)
+    jax.grad(lambda x: jnp.sum(probe(x)))(a)
+    jax.vmap(probe)(a)
+    assert seen == [True, False, False, False]
+    try:
+        jax.jit(lambda x: jax.jit(products, compiler_options=WANTED)(x))(a)
+    except ValueError as refused:
+        assert "top-level" in str(refused)
+    else:
+        raise AssertionError("JAX took options on a nested jit: lm.jit's second compilation is no longer needed")
+    tolerance = 1e-12 * float(jnp.max(jnp.abs(products(a))))
+    for transformed in (lambda f: f, jax.jit, jax.vmap):
+        batch = a[None] if transformed is jax.vmap else a
+        np.testing.assert_allclose(transformed(ours)(batch), transformed(jax.jit(products))(batch), rtol=0,
+                                   atol=tolerance)
+    np.testing.assert_allclose(jax.grad(lambda x: jnp.sum(ours(x)))(a), jax.grad(lambda x: jnp.sum(products(x)))(a),
+                               rtol=0, atol=tolerance)
 
 
 def test_small_loops_are_one_kernel_here_and_a_late_import_warns() -> None:

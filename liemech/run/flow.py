@@ -25,6 +25,7 @@ from liemech.methods.method import Method
 from liemech.run.integrate import checked_step
 from liemech.run.march import advance, start_march
 from liemech.solvers.compiled_newton import Status
+from liemech.xla_options import jit
 
 P = TypeVar("P")
 
@@ -63,7 +64,7 @@ class Flow(Generic[P]):
 
     def __init__(self, problem: Problem[P], method: CompiledMethod, h: float, n_steps: int) -> None:
         self._problem, self._method, self._h, self._n = problem, method, h, n_steps
-        self._compiled = jax.jit(self._final)
+        self._compiled = jit(self._final)
 
     def __call__(self, g0: P | None = None, eta0: ArrayLike | None = None, *,
                  system: Lagrangian[P] | None = None) -> FinalState[P]:
