@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
-from liemech.numerics.lu import LAPACK_CHUNK_WORK, SMALL_SYSTEM, inverse, lu_factor, lu_solve, lu_solve_transposed, solve
+from liemech.numerics.lu import (
+    LAPACK_CHUNK_WORK, SMALL_SYSTEM, batched, inverse, lu_factor, lu_solve, lu_solve_transposed, solve)
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -94,6 +95,15 @@ def test_solve_and_its_derivatives_against_closed_forms() -> None:
     np.testing.assert_allclose(grad_A, -np.outer(adjoint, x), rtol=1e-10, atol=1e-12)
     batched_grad = jax.vmap(jax.grad(lambda A, b: jnp.asarray(weights) @ solve(A, b), argnums=1))(matrices, right)
     np.testing.assert_allclose(batched_grad[1], adjoint, rtol=1e-10, atol=1e-12)
+    with batched():  # an ensemble's batch: LAPACK's factors, the same values
+        np.testing.assert_allclose(jax.grad(lambda A, b: jnp.asarray(weights) @ solve(A, b), argnums=1)(A, b),
+                                   adjoint, rtol=1e-10, atol=1e-12)
+    # a small system and its derivatives call no library (its inverse); a large one LAPACK's factors
+    small = jax.jit(jax.grad(lambda A, b: jnp.asarray(weights) @ solve(A, b), argnums=(0, 1))).lower(A, b)
+    assert "custom_call" not in str(small.compile().as_text())
+    large, _ = batch_of_systems(1, SMALL_SYSTEM + 1)
+    program = jax.jit(solve).lower(large[0], np.ones(SMALL_SYSTEM + 1)).compile().as_text()
+    assert "custom_call" in str(program)
 
 
 def test_inverse_alone_and_batched_and_without_library_calls() -> None:
