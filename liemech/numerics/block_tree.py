@@ -288,8 +288,9 @@ def tree_linear_solve(linear: Callable[[jax.Array], jax.Array], r: jax.Array, st
     def transposed() -> TreeBlocks:
         return TreeBlocks(*(jnp.swapaxes(block, -1, -2) for block in (blocks.diagonal, blocks.lower, blocks.upper)))
 
+    factors = tree_factor(blocks, structure)
     out: jax.Array = jax.lax.custom_linear_solve(
-        linear, r, solve=lambda _, b: tree_solve(tree_factor(blocks, structure), b, structure),
+        linear, r, solve=lambda _, b: tree_solve(factors, b, structure),
         transpose_solve=lambda _, b: tree_solve(tree_factor(transposed(), structure), b, structure))
     return out
 
