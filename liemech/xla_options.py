@@ -109,6 +109,6 @@ def jit(function: F) -> F:
     level, outside every JAX transformation, and without them inside one (JAX refuses options on
     a jit nested in another, as a flow's is wherever a user transforms it): liemech's own programs
     (a stepper's step, a flow) and a user's study around them (``lm.jit``). Its compiled code for
-    a flow of the 32-link chain takes half the time of ``jax.jit``'s (1.5 against 3.0 ms a step;
-    its gradient 4.0 against 7.9)."""
+    a flow of the 32-link chain takes half the time of ``jax.jit``'s (1.5 against 3.0 ms a step),
+    for the heavy top's a third (4.5 against 16.5 µs)."""
     return cast(F, _Jitted(function))

@@ -119,7 +119,8 @@ def test_solve_matches_numpy(case: str) -> None:
 
 @pytest.mark.parametrize("case", ["binary tree", "unequal sizes"])
 def test_linear_solve_and_its_derivatives_match_numpy(case: str) -> None:
-    """``tree_linear_solve`` of x ↦ A(s) x with A(s) = A + s E (E on A's pattern) against numpy:
+    """``tree_linear_solve`` of A(s) = A + s E (E on A's pattern; its blocks, and x ↦ A(s) x for the
+    derivative in s) against numpy:
     the solve, the solve with Aᵀ that reverse mode takes (r ↦ A⁻ᵀ r as the cotangent of r), and
     d/ds A(s)⁻¹ r = −A⁻¹ E A⁻¹ r."""
     parents, sizes, assigned = CASES[case]
@@ -130,7 +131,11 @@ def test_linear_solve_and_its_derivatives_match_numpy(case: str) -> None:
     E = np.where(A != 0, rng.standard_normal(A.shape), 0.0)
 
     def solved(s: jax.Array, rhs: jax.Array) -> jax.Array:
-        return tree_linear_solve(lambda x: (jnp.asarray(A) + s * jnp.asarray(E)) @ x, rhs, structure)
+        blocks = jax.tree.map(lambda a, e: a + s * e, blocks_of(A, structure), blocks_of(E, structure))
+        # the padding's identity in E's diagonal blocks is A's: take it once
+        blocks = blocks._replace(diagonal=blocks.diagonal - s * jnp.asarray(structure.padding))
+        return tree_linear_solve(lambda x: (jnp.asarray(A) + s * jnp.asarray(E)) @ x, rhs,
+                                 jax.lax.stop_gradient(blocks), structure)
 
     zero = jnp.zeros(())
     assert_solves(A, r, np.asarray(jax.jit(solved)(zero, jnp.asarray(r))))

@@ -265,30 +265,23 @@ def tree_jacobian(fun: Callable[..., jax.Array], x: jax.Array, structure: TreeSt
             return tangent
 
         compressed.append(jax.vmap(along)(seeds))
-    return _gathered(jnp.concatenate(compressed), structure)
-
-
-def _gathered(compressed: jax.Array, structure: TreeStructure) -> TreeBlocks:
-    """The blocks of a matrix from its compressed columns (colours, n): row c the sum of its columns
-    of colour c."""
-    values = jnp.append(compressed.ravel(), jnp.zeros((), compressed.dtype))
+    values = jnp.append(jnp.concatenate(compressed).ravel(), jnp.zeros((), x.dtype))
     return TreeBlocks(values[structure.diagonal_gather] + structure.padding,
                       values[structure.upper_gather], values[structure.lower_gather])
 
 
-def tree_linear_solve(linear: Callable[[jax.Array], jax.Array], r: jax.Array, structure: TreeStructure) -> jax.Array:
-    """x with A x = r for the linear map x ↦ A x = ``linear(x)`` whose matrix has the block-tree
-    ``structure``: its blocks from one application per colour of the columns, factored and solved
-    as above. Differentiable in A and r (``lax.custom_linear_solve``: dx = A⁻¹(dr − dA x)), and
+def tree_linear_solve(linear: Callable[[jax.Array], jax.Array], r: jax.Array, blocks: TreeBlocks,
+                      structure: TreeStructure) -> jax.Array:
+    """x with A x = r for the matrix A with the block-tree ``structure`` and ``blocks``, which is
+    also the linear map x ↦ A x = ``linear(x)``: factored and solved as above, differentiable in A
+    and r (``lax.custom_linear_solve``: dx = A⁻¹(dr − dA x), dA through ``linear``) and
     transposable for reverse mode: Aᵀ has the same tree, with blocks D_iᵀ, L_iᵀ above and U_iᵀ
     below the diagonal. Implicit differentiation solves with it (``compiled_newton.solve``)."""
-    seeds = jnp.asarray(np.eye(structure.count)[structure.colours].T, dtype=r.dtype)
-    blocks = jax.lax.stop_gradient(_gathered(jax.vmap(linear)(seeds), structure))
+    factors = tree_factor(blocks, structure)
 
     def transposed() -> TreeBlocks:
         return TreeBlocks(*(jnp.swapaxes(block, -1, -2) for block in (blocks.diagonal, blocks.lower, blocks.upper)))
 
-    factors = tree_factor(blocks, structure)
     out: jax.Array = jax.lax.custom_linear_solve(
         linear, r, solve=lambda _, b: tree_solve(factors, b, structure),
         transpose_solve=lambda _, b: tree_solve(tree_factor(transposed(), structure), b, structure))
