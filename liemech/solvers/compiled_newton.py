@@ -85,7 +85,8 @@ def solve(
     def newton(f: Callable[[jax.Array], jax.Array], pieces: Callable[..., jax.Array], start: jax.Array,
                scale: jax.Array, carried: Any) -> tuple[jax.Array, tuple[jax.Array, Any]]:
         end, factors = _iterate(f, pieces, start, options, scale, structure, carried)
-        # custom_root's auxiliary outputs must be floating point.
+        # auxiliary outputs travel as floating point: custom_root's must be, and custom_jvp's get
+        # zero tangents
         return end.x, (jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status]),
                        jax.tree.map(lambda leaf: leaf.astype(float), factors))
 
@@ -113,8 +114,9 @@ def _tree_root(of_pieces: Callable[..., jax.Array], x0: jax.Array, structure: bl
     columns at x*, each along one piece of x (``block_tree.tree_jacobian``, as Newton builds its
     Jacobian), and solved on the tree (``block_tree.tree_linear_solve``). ``lax.custom_root`` would
     give the tangent solve only the linearised r, whose every application costs a derivative along
-    all the pieces: the 32-link chain's flow derivatives took ~25 % longer so. The values r closes
-    over that are differentiated are made explicit arguments (``jax.closure_convert``)."""
+    all the pieces (the 32-link chain's flow under ``lm.jit``: a JVP 3.5 against 3.0 ms a step, a
+    gradient 4.2 against 3.2). The values r closes over that are differentiated are made explicit
+    arguments (``jax.closure_convert``)."""
     converted, consts = jax.closure_convert(of_pieces, *_split(x0, structure.parts))
 
     def bound(values: list[Any]) -> tuple[Callable[..., jax.Array], Callable[[jax.Array], jax.Array]]:
