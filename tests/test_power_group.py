@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import liemech as lm
+from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.testing import check_group, check_retraction
 
 POWERS: list[lm.PowerGroup[Any]] = [
@@ -216,6 +217,25 @@ def sparse_chain_of_tops(n: int = 6) -> lm.Problem[Any]:
     tops = np.arange(n)
     sparsity = lm.BodySparsity(np.repeat(tops, 3), np.zeros(0, dtype=np.int64), np.stack([tops[:-1], tops[1:]], 1))
     return lm.Problem(system, g0, eta0, sparsity=sparsity)
+
+
+@pytest.mark.slow
+def test_flow_derivatives_on_the_tree_are_those_of_the_dense_solve() -> None:
+    """∂μ(T)/∂η₀ of the chain of tops over 10 steps, forward and reverse mode: with the sparsity
+    the tangent systems are built and solved on the block tree (``compiled_newton._tree_root``),
+    without it by ``lax.custom_root`` and a dense LU; both give the same Jacobians to round-off."""
+    problem = sparse_chain_of_tops()
+    assert VPRKEquations(lm.VPRK(lm.lobatto(2)), problem)._tree is not None
+    eta0 = jnp.asarray(problem.eta0)
+    jacobians = []
+    for sparsity in (problem.sparsity, None):
+        final = lm.flow(lm.Problem(problem.system, problem.g0, problem.eta0, sparsity=sparsity),
+                        lm.VPRK(lm.lobatto(2)), h=0.01, n_steps=10)
+        forward = np.asarray(jax.jacfwd(lambda eta: final(eta0=eta).mu)(eta0))
+        reverse = np.asarray(jax.jacrev(lambda eta: final(eta0=eta).mu)(eta0))
+        np.testing.assert_allclose(reverse, forward, rtol=0, atol=1e-12 * np.max(np.abs(forward)))
+        jacobians.append(forward)
+    np.testing.assert_allclose(jacobians[0], jacobians[1], rtol=0, atol=1e-12 * np.max(np.abs(jacobians[1])))
 
 
 def test_chain_of_heavy_tops_with_its_sparsity_takes_the_same_steps() -> None:
