@@ -133,8 +133,8 @@ def _tree_root(of_pieces: Callable[..., jax.Array], x0: jax.Array, structure: bl
 
     @root.defjvp
     def root_jvp(primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[Any, Any]:
-        start, scale, carried, values = primals
-        out = root(start, scale, carried, values)
+        values = primals[3]
+        out = root(*primals)
         x = out[0]
         pieces, f = bound(values)
         # ∂r/∂(closed-over values) along their tangents, at the root
