@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.solvers.compiled_newton import Status, solve, unset_factors
+from liemech.numerics import lu
+from liemech.solvers.compiled_newton import NOISE, Status, solve, unset_factors
+from liemech.solvers.newton import EPS
 from tests.test_compiled_newton import cardano_root
 from tests.test_power_group import sparse_chain_of_tops
 
@@ -35,6 +37,24 @@ def test_a_solve_from_unset_factors_converges_and_its_factors_serve_the_next_one
         assert int(outcome.status) == Status.CONVERGED
         assert abs(float(outcome.x[0]) - cardano_root(a)) <= 1e-15
     assert all(np.all(np.isfinite(np.asarray(leaf))) for leaf in jax.tree.leaves(first.factors))
+
+
+def test_carried_factors_that_stop_contracting_are_replaced_not_trusted() -> None:
+    """r(x) = x + x³/10 − b with the root x* chosen, from 1e-10 off it (below √eps, above round-off)
+    with carried factors of J(x*)/2.5, whose update overshoots 2.5-fold: the residual grows by half
+    at every update from them. The solve replaces them and ends at round-off; it used to accept the
+    grown residual, 1.5e-10, as a plateau (any rise below √eps counted as one)."""
+    root = jnp.array([0.3, -0.5, 0.8])
+
+    def residual(x: jax.Array) -> jax.Array:
+        return x + 0.1 * x**3 - (root + 0.1 * root**3)
+
+    overshooting = lu.inverse(jax.jacfwd(residual)(root) / 2.5)
+    x0 = root + 1e-10 * jnp.array([1.0, -1.0, 1.0])
+    outcome = solve(residual, x0, CARRIED, jnp.asarray(1.0), carried=overshooting)
+    assert int(outcome.status) == Status.CONVERGED
+    assert float(jnp.max(jnp.abs(residual(outcome.x)))) <= NOISE * CARRIED.roundoff_factor * EPS
+    np.testing.assert_allclose(outcome.x, root, rtol=0, atol=1e-15)
 
 
 def heavy_top() -> lm.Problem[lm.Matrix]:

@@ -52,13 +52,21 @@ class _Loop(NamedTuple):
 
 
 REFRESH_CONTRACTION = 0.5
-"""``jacobian="refreshed"``: the Jacobian is evaluated again at the iterate whose residual fell by
-less than this factor with the current one."""
+"""``jacobian="refreshed"`` (and "carried" after a refresh): the Jacobian is evaluated again at the
+iterate whose residual fell by less than this factor with the current one, above √eps·scale (below
+it, near round-off, the ratios are noise and a new Jacobian would buy nothing)."""
 
 
 CARRIED_CONTRACTION = 0.01
 """``jacobian="carried"``: the carried factors are replaced by the Jacobian at the iterate whose
-residual fell by less than this factor with them."""
+residual fell by less than this factor with them, above ``NOISE`` times the round-off threshold."""
+
+NOISE = 64.0
+"""``jacobian="carried"``: below this times the round-off threshold the residual's ratios are
+noise, and the carried factors are not judged by them. Not √eps·scale, the plateau of a fresh
+Jacobian: carried factors that stop contracting may do so far above round-off (on the 32-link
+chain they were accepted at residuals up to 3e-8), and a solve from them ends only at this
+level."""
 
 
 def solve(
@@ -190,6 +198,7 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
+    noise = NOISE * roundoff
 
     def update(state: _Loop, factors: Any, probing: bool = False) -> _Loop:
         """One iteration; ``probing`` (carried factors): an update that would not contract, or is
@@ -198,12 +207,11 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
         norm = jnp.max(jnp.abs(r))
         dx = solve_with(factors, r)
         if probing:
-            # near round-off the residual's ratios are noise: no refresh below the plateau
-            contracts = (norm <= CARRIED_CONTRACTION * state.previous) | (norm <= plateau)
+            contracts = (norm <= CARRIED_CONTRACTION * state.previous) | (norm <= noise)
             stalled = jnp.isfinite(norm) & (~contracts | ~jnp.all(jnp.isfinite(dx)))
             dx = jnp.where(stalled, 0.0, dx)
         if options.tol is None:
-            converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= plateau))
+            converged = (norm <= roundoff) | ((norm >= state.previous) & (norm <= (noise if probing else plateau)))
             keep = jnp.asarray(False)
         else:
             converged = norm <= options.tol
@@ -225,7 +233,7 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
             norm=jnp.where(status == Status.DIVERGED, state.previous, norm),
             counted=jnp.where(keep, state.iteration, state.iteration + 1),
             status=jnp.where(stalled & (status != Status.CONVERGED), Status.RUNNING, status) if probing else status,
-            stalled=stalled if probing else norm > REFRESH_CONTRACTION * state.previous,
+            stalled=stalled if probing else (norm > REFRESH_CONTRACTION * state.previous) & (norm > plateau),
         )
 
     def running(state: _Loop) -> jax.Array:

@@ -38,11 +38,12 @@ class NewtonOptions:
     ``jacobian="first"`` (the default) factorises the Jacobian once per step, at the starting
     guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate;
     ``"refreshed"`` is simplified Newton that re-evaluates it at the iterate whose residual fell by
-    less than half with the current one (a Jacobian per step while the iteration contracts, more
-    where a frozen one would stall); ``"carried"`` (VPRK) starts each step with the factors the
-    last one ended with, and evaluates the Jacobian again once an update from them would not shrink
-    the residual a hundredfold (``compiled_newton.CARRIED_CONTRACTION``): fewer Jacobians and more
-    iterations per step, which pays only where a Jacobian costs much more than those iterations."""
+    less than half with the current one, above √eps·scale (a Jacobian per step while the iteration
+    contracts, more where a frozen one would stall); ``"carried"`` (VPRK) starts each step with the
+    factors the last one ended with, and evaluates the Jacobian again once an update from them
+    would not shrink the residual a hundredfold (``compiled_newton.CARRIED_CONTRACTION``) above
+    the noise of round-off: fewer Jacobians and more iterations per step, which pays only where a
+    Jacobian costs much more than those iterations."""
 
     tol: float | None = None
     max_iterations: int = 50
