@@ -11,7 +11,8 @@ extrapolation through the last solutions, ``liemech.solvers.starting_guess``). B
 with liemech's over 100 steps.
 
 Prints µs per step of liemech's Lobatto-2/3/4 with cay and exp (``lm.integrate``, 10⁴ steps after a
-compile run) and of the kernel (Lobatto-2/3/4), interleaved in rounds with medians reported, the
+compile run), with a fresh Jacobian per step as the kernel has and with Newton's factors carried
+from step to step (``NewtonOptions(jacobian="carried")``), and of the kernel (Lobatto-2/3/4), interleaved in rounds with medians reported, the
 ratios liemech/kernel and exp/cay, Newton's mean iterations per step, and the fixed cost of one
 ``lm.integrate`` call (a 1-step run).
 
@@ -56,6 +57,8 @@ H_STEP: Final = 0.01
 STAGES: Final = (2, 3, 4)
 RETRACTIONS: Final[tuple[lm.RetractionKind, ...]] = ("cay", "exp")
 NEWTON: Final = NewtonOptions()
+JACOBIANS: Final = {"": NEWTON, ", carried": NewtonOptions(jacobian="carried")}
+"""liemech's runs: a fresh Jacobian per step (as the kernel), and Newton's factors carried over."""
 
 
 @njit
@@ -284,10 +287,11 @@ def main() -> None:
     runs: dict[str, Callable[[int], object]] = {}
     iterations: dict[str, float] = {}
     for s in STAGES:
-        for kind in RETRACTIONS:
-            name = f"liemech L{s} {kind}"
-            runs[name] = liemech_run(problem, lm.VPRK(lm.lobatto(s), kind))
-            iterations[name] = cast(lm.Solution[Any], runs[name](steps)).stats.mean_iterations  # compiles
+        for suffix, newton in JACOBIANS.items():
+            for kind in RETRACTIONS:
+                name = f"liemech L{s} {kind}{suffix}"
+                runs[name] = liemech_run(problem, lm.VPRK(lm.lobatto(s), kind, newton=newton))
+                iterations[name] = cast(lm.Solution[Any], runs[name](steps)).stats.mean_iterations  # compiles
         name = f"kernel L{s} cay"
         runs[name] = functools.partial(run_kernel, s)
         iterations[name] = float(np.mean(run_kernel(s, steps)[2]))  # compiles
@@ -305,15 +309,17 @@ def main() -> None:
     median = {name: statistics.median(times) for name, times in per_step.items()}
     print(f"\nheavy top, h = {H_STEP}, {steps} steps, median of {rounds} interleaved rounds; kernel: {COMPILER}, "
           "Jacobian by forward differences")
-    print(f"{'variant':<18} {'µs/step':>8} {'/kernel':>8} {'exp/cay':>8} {'Newton it/step':>15}")
+    print(f"{'variant':<26} {'µs/step':>8} {'/kernel':>8} {'exp/cay':>8} {'Newton it/step':>15}")
     for s in STAGES:
         kernel = median[f"kernel L{s} cay"]
-        for kind in RETRACTIONS:
-            name = f"liemech L{s} {kind}"
-            ratio = median[name] / median[f"liemech L{s} cay"]
-            print(f"{name:<18} {median[name]:8.1f} {median[name] / kernel:8.2f} {ratio:8.2f} {iterations[name]:15.2f}")
+        for suffix in JACOBIANS:
+            for kind in RETRACTIONS:
+                name = f"liemech L{s} {kind}{suffix}"
+                ratio = median[name] / median[f"liemech L{s} cay{suffix}"]
+                print(f"{name:<26} {median[name]:8.1f} {median[name] / kernel:8.2f} {ratio:8.2f} "
+                      f"{iterations[name]:15.2f}")
         name = f"kernel L{s} cay"
-        print(f"{name:<18} {kernel:8.1f} {1.0:8.2f} {'':>8} {iterations[name]:15.2f}")
+        print(f"{name:<26} {kernel:8.1f} {1.0:8.2f} {'':>8} {iterations[name]:15.2f}")
     print(f"lm.integrate fixed cost (1-step run, L3 cay): {statistics.median(one_step):.0f} µs")
 
 
