@@ -67,8 +67,8 @@ NOISE = 64.0
 """``jacobian="carried"``: below this times the round-off threshold the residual's ratios are
 noise, and the carried factors are not judged by them. Not √eps·scale, the plateau of a fresh
 Jacobian: carried factors that stop contracting may do so far above round-off (on the 32-link
-chain they were accepted at residuals up to 3e-8), and a solve from them ends only at this
-level."""
+chain, carried factors replaced only when contracting less than 0.9 were accepted at residuals
+up to 3e-8), and a solve from them ends only at this level."""
 
 
 def solve(
