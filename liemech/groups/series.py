@@ -1,8 +1,8 @@
 """Scalar coefficient functions of the rotation angle, accurate at every angle and traceable.
 
 Each function takes s = θ² and returns a coefficient of the closed forms for SO(3), SE(3) and
-SE(2). Below θ = 2 a Taylor series in s is summed (the closed forms lose up to all digits there:
-(θ − sin θ)/θ³ at θ = 1e-4 keeps none); above it the closed forms lose at most a few digits
+SE(2). Below θ = 2 a polynomial in s is summed, the Taylor series economised on [0, 4] (the
+closed forms lose up to all digits there: (θ − sin θ)/θ³ at θ = 1e-4 keeps none); above it the closed forms lose at most a few digits
 (β_ss: 8e-15 relative at θ = 2).
 Subscript ``_s`` means a derivative with respect to s, so d/dθ f = 2θ f_s.
 
@@ -30,18 +30,24 @@ from jax.typing import ArrayLike
 from numpy.typing import NDArray
 
 SERIES_BELOW: Final = 4.0
-"""Series are used for s = θ² < SERIES_BELOW; 20 terms then reach round-off."""
+"""Series are used for s = θ² < SERIES_BELOW."""
 
-_TERMS: Final = 20
+TAYLOR_TERMS: Final = 24
+"""Taylor coefficients kept, as exact rationals, before the series are economised: at s = 4 the
+slowest, γ's (radius of convergence θ = 2π), falls tenfold a term."""
+
+SERIES_TERMS: Final = 12
+"""Terms of each economised series (``_economised``): enough for every coefficient and its first
+two derivatives in s to round-off on [0, SERIES_BELOW], where the Taylor series needed 20."""
 
 
-def _coefficients(first_factorial: int) -> tuple[float, ...]:
-    """Taylor coefficients of Σ_k (−1)^k s^k / (2k + first_factorial)!, k = 0.._TERMS−1."""
-    return tuple((-1) ** k / math.factorial(2 * k + first_factorial) for k in range(_TERMS))
+def _coefficients(first_factorial: int) -> list[Fraction]:
+    """Taylor coefficients of Σ_k (−1)^k s^k / (2k + first_factorial)!, k < TAYLOR_TERMS."""
+    return [Fraction((-1) ** k, math.factorial(2 * k + first_factorial)) for k in range(TAYLOR_TERMS)]
 
 
-def _derivative(coeffs: tuple[float, ...]) -> tuple[float, ...]:
-    return tuple(k * c for k, c in enumerate(coeffs) if k > 0)
+def _derivative(coeffs: list[Fraction]) -> list[Fraction]:
+    return [k * c for k, c in enumerate(coeffs) if k > 0]
 
 
 def _bernoulli_even(count: int) -> list[Fraction]:
@@ -57,19 +63,58 @@ def _bernoulli_even(count: int) -> list[Fraction]:
     return [abs(numbers[2 * n]) for n in range(1, count + 1)]
 
 
-_SINC: Final = _coefficients(1)  # sin θ / θ
-_ALPHA: Final = _coefficients(2)  # (1 − cos θ) / θ²
-_BETA: Final = _coefficients(3)  # (θ − sin θ) / θ³
-_SINC_S: Final = _derivative(_SINC)
-_ALPHA_S: Final = _derivative(_ALPHA)
-_BETA_S: Final = _derivative(_BETA)
-_ALPHA_SS: Final = _derivative(_ALPHA_S)
-_BETA_SS: Final = _derivative(_BETA_S)
-# γ = 1/θ² − cot(θ/2)/(2θ) = Σ_{n≥1} |B_2n| θ^{2n−2} / (2n)!  (radius of convergence θ = 2π)
-_GAMMA: Final = tuple(
-    float(b / math.factorial(2 * n)) for n, b in enumerate(_bernoulli_even(_TERMS), start=1)
-)
-_GAMMA_S: Final = _derivative(_GAMMA)
+def chebyshev_coefficients(coeffs: list[Fraction]) -> list[Fraction]:
+    """b with Σ_k coeffs[k] sᵏ = Σ_j b_j T_j(x), x = 2s/SERIES_BELOW − 1 (exact rationals): the
+    powers of s = (1 + x)·SERIES_BELOW/2 expanded in x, and x^k = 2^{1−k} Σ_{i≤k/2} C(k, i) T_{k−2i}
+    (the term i = k/2 halved)."""
+    half = Fraction(SERIES_BELOW) / 2
+    in_x = [Fraction(0)] * len(coeffs)
+    for k, c in enumerate(coeffs):
+        for j in range(k + 1):
+            in_x[j] += c * half**k * math.comb(k, j)
+    b = [Fraction(0)] * len(coeffs)
+    for k, c in enumerate(in_x):
+        for i in range(k // 2 + 1):
+            weight = Fraction(math.comb(k, i), 2 ** (k - 1)) if k > 0 else Fraction(1)
+            b[k - 2 * i] += c * (weight / 2 if k > 0 and 2 * i == k else weight)
+    return b
+
+
+def _economised(coeffs: list[Fraction]) -> tuple[float, ...]:
+    """Σ coeffs[k] sᵏ economised on [0, SERIES_BELOW] (Chebyshev economisation): expanded in
+    Chebyshev polynomials of x = 2s/SERIES_BELOW − 1, cut after SERIES_TERMS of them, and brought
+    back to powers of s, exactly; rounded to floats only at the end. The terms cut sum to less than
+    2⁻⁵⁶ of each function's smallest value there (``tests/test_series.py``)."""
+    kept = chebyshev_coefficients(coeffs)[:SERIES_TERMS]
+    chebyshev = [[Fraction(1)], [Fraction(0), Fraction(1)]]  # T_j in powers of x
+    for j in range(2, SERIES_TERMS):
+        upper = [Fraction(0)] + [2 * c for c in chebyshev[j - 1]]
+        chebyshev.append([u - (chebyshev[j - 2][i] if i < j - 1 else 0) for i, u in enumerate(upper)])
+    in_x = [Fraction(0)] * SERIES_TERMS
+    for b, polynomial in zip(kept, chebyshev):
+        for i, c in enumerate(polynomial):
+            in_x[i] += b * c
+    scale = 2 / Fraction(SERIES_BELOW)  # x = scale·s − 1
+    in_s = [Fraction(0)] * SERIES_TERMS
+    for k, c in enumerate(in_x):
+        for j in range(k + 1):
+            in_s[j] += c * math.comb(k, j) * scale**j * (-1) ** (k - j)
+    return tuple(float(c) for c in in_s)
+
+
+TAYLOR: Final = {"sinc": _coefficients(1), "alpha": _coefficients(2), "beta": _coefficients(3),
+                 # γ = 1/θ² − cot(θ/2)/(2θ) = Σ_{n≥1} |B_2n| θ^{2n−2} / (2n)!  (radius of convergence θ = 2π)
+                 "gamma": [b / math.factorial(2 * n) for n, b in enumerate(_bernoulli_even(TAYLOR_TERMS), start=1)]}
+"""The exact Taylor coefficients in s of sin θ/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³ and γ, and
+(below) of their derivatives in s."""
+for _name in ("sinc", "alpha", "beta", "gamma"):
+    TAYLOR[f"{_name}_s"] = _derivative(TAYLOR[_name])
+for _name in ("alpha", "beta"):
+    TAYLOR[f"{_name}_ss"] = _derivative(TAYLOR[f"{_name}_s"])
+
+_SINC, _ALPHA, _BETA, _GAMMA, _SINC_S, _ALPHA_S, _BETA_S, _GAMMA_S, _ALPHA_SS, _BETA_SS = (
+    _economised(TAYLOR[name]) for name in ("sinc", "alpha", "beta", "gamma", "sinc_s", "alpha_s", "beta_s",
+                                           "gamma_s", "alpha_ss", "beta_ss"))
 
 
 Closed = Callable[[jax.Array, jax.Array], jax.Array]
@@ -83,7 +128,7 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
 
 def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) -> jax.Array:
     """[..., j] = Σ_k table[k, j] sᵏ for s < SERIES_BELOW, else forms[j](s, θ), θ = √s. The series
-    is summed from the powers of s, not by Horner's rule, whose twenty dependent products took a
+    is summed from the powers of s, not by Horner's rule, whose dependent products (twenty of them then) took a
     fifth of a VPRK step with exp once XLA compiles the step into one kernel (the heavy top's
     Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and both orders agree to round-off."""
     s = jnp.asarray(s, dtype=float)
@@ -219,7 +264,7 @@ class ExpCoefficients(NamedTuple):
 
 def _table(*series: tuple[float, ...]) -> NDArray[np.float64]:
     """The series as columns, padded with zeros to _TERMS rows."""
-    return np.array([coeffs + (0.0,) * (_TERMS - len(coeffs)) for coeffs in series]).T
+    return np.array([coeffs + (0.0,) * (SERIES_TERMS - len(coeffs)) for coeffs in series]).T
 
 
 _EXP_TABLE: Final = _table(_SINC, _ALPHA, _BETA, _GAMMA, _ALPHA_S, _BETA_S)
@@ -237,7 +282,7 @@ def _exp_stack(s: jax.Array) -> jax.Array:
 @_exp_stack.defjvp
 def _exp_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
     """The six derivatives in s, summed the same way: a tangent then costs one product, where
-    differentiating the stacked sum carries every tangent through its twenty terms."""
+    differentiating the stacked sum carries every tangent through its terms."""
     (s,), (ds,) = primals, tangents
     return _exp_stack(s), _stacked(_EXP_S_TABLE, _EXP_S_FORMS, s) * ds[..., None]
 

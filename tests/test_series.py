@@ -1,0 +1,46 @@
+"""The rotation-angle coefficients below θ = 2 (``liemech.groups.series``): economised polynomials
+of their Taylor series, against the exact Taylor sums in rational arithmetic."""
+
+from fractions import Fraction
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from liemech.groups import series
+
+SINGLES = ("sinc", "alpha", "beta", "gamma", "sinc_s", "alpha_s", "beta_s", "alpha_ss", "beta_ss")
+POINTS = np.linspace(0.0, np.nextafter(series.SERIES_BELOW, 0.0), 81)
+
+
+def taylor_sum(name: str, s: float) -> Fraction:
+    """Σ_k c_k sᵏ over the exact Taylor coefficients kept (the rest of the series is below 1e-23 of each sum on [0, 4])."""
+    return sum((c * Fraction(s) ** k for k, c in enumerate(series.TAYLOR[name])), Fraction(0))
+
+
+@pytest.mark.parametrize("name", [*SINGLES, "gamma_s"])
+def test_the_chebyshev_terms_cut_are_below_round_off(name: str) -> None:
+    """Σ_{j ≥ SERIES_TERMS} |b_j| < 2⁻⁵⁶ min |f| on [0, 4], which bounds what economisation changes."""
+    b = series.chebyshev_coefficients(series.TAYLOR[name])
+    smallest = min(abs(taylor_sum(name, float(s))) for s in POINTS)
+    assert sum(abs(x) for x in b[series.SERIES_TERMS:]) < smallest / 2**56
+
+
+@pytest.mark.parametrize("name", SINGLES)
+def test_each_coefficient_is_its_taylor_sum_to_round_off(name: str) -> None:
+    function = getattr(series, name)
+    errors = [abs(Fraction(float(function(s))) - taylor_sum(name, float(s))) / abs(taylor_sum(name, float(s)))
+              for s in POINTS]
+    assert float(max(errors)) <= 2e-15
+
+
+def test_the_stacked_coefficients_and_their_derivatives_are_the_taylor_sums() -> None:
+    """exp_coefficients (six at once) and its derivative in s (the economised derivative series)."""
+    names = ("sinc", "alpha", "beta", "gamma", "alpha_s", "beta_s")
+    for s in POINTS[::8]:
+        values, slopes = jax.jvp(series.exp_coefficients, (jnp.asarray(s),), (jnp.asarray(1.0),))
+        for name, value, slope in zip(names, values, slopes, strict=True):
+            derivative = f"{name}s" if name.endswith("_s") else f"{name}_s"
+            for got, exact in ((value, taylor_sum(name, float(s))), (slope, taylor_sum(derivative, float(s)))):
+                assert abs(Fraction(float(got)) - exact) <= 2e-15 * abs(exact)
