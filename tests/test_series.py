@@ -15,7 +15,8 @@ POINTS = np.linspace(0.0, np.nextafter(series.SERIES_BELOW, 0.0), 81)
 
 
 def taylor_sum(name: str, s: float) -> Fraction:
-    """Σ_k c_k sᵏ over the exact Taylor coefficients kept (the rest of the series is below 1e-23 of each sum on [0, 4])."""
+    """Σ_k c_k sᵏ over the exact Taylor coefficients kept (the rest of the series is below 1e-23 of
+    each sum on [0, 4])."""
     return sum((c * Fraction(s) ** k for k, c in enumerate(series.TAYLOR[name])), Fraction(0))
 
 
