@@ -2,8 +2,8 @@
 
 Each function takes s = θ² and returns a coefficient of the closed forms for SO(3), SE(3) and
 SE(2). Below θ = 2 a polynomial in s is summed, the Taylor series economised on [0, 4] (the
-closed forms lose up to all digits there: (θ − sin θ)/θ³ at θ = 1e-4 keeps none); above it the closed forms lose at most a few digits
-(β_ss: 8e-15 relative at θ = 2).
+closed forms lose up to all digits there: (θ − sin θ)/θ³ at θ = 1e-4 keeps none); above it the
+closed forms lose at most a few digits (β_ss: 8e-15 relative at θ = 2).
 Subscript ``_s`` means a derivative with respect to s, so d/dθ f = 2θ f_s.
 
 The functions are written with ``jax.numpy`` so that the groups' compiled methods, and their
@@ -102,9 +102,9 @@ def _economised(coeffs: list[Fraction]) -> tuple[float, ...]:
     return tuple(float(c) for c in in_s)
 
 
-TAYLOR: Final = {"sinc": _coefficients(1), "alpha": _coefficients(2), "beta": _coefficients(3),
-                 # γ = 1/θ² − cot(θ/2)/(2θ) = Σ_{n≥1} |B_2n| θ^{2n−2} / (2n)!  (radius of convergence θ = 2π)
-                 "gamma": [b / math.factorial(2 * n) for n, b in enumerate(_bernoulli_even(TAYLOR_TERMS), start=1)]}
+# γ = 1/θ² − cot(θ/2)/(2θ) = Σ_{n≥1} |B_2n| θ^{2n−2} / (2n)!  (radius of convergence θ = 2π)
+_GAMMA_TAYLOR: Final = [b / math.factorial(2 * n) for n, b in enumerate(_bernoulli_even(TAYLOR_TERMS), start=1)]
+TAYLOR: Final = {"sinc": _coefficients(1), "alpha": _coefficients(2), "beta": _coefficients(3), "gamma": _GAMMA_TAYLOR}
 """The exact Taylor coefficients in s of sin θ/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³ and γ, and
 (below) of their derivatives in s."""
 for _name in ("sinc", "alpha", "beta", "gamma"):
