@@ -86,6 +86,7 @@ from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.methods.vprk.step_pattern import step_tree
 from liemech.numerics import block_tree
+from liemech.owned_compilation import owned_cache
 from liemech.solvers import compiled_newton, starting_guess
 from liemech.groups.validation import checked_real
 from liemech.jax_support import traced_once
@@ -213,12 +214,25 @@ class VPRK(CompiledMethod):
         return self._step(problem, unrolled=True)
 
     def _step(self, problem: Problem[P], unrolled: bool) -> CompiledStep:
-        if problem.holonomic is not None or problem.nonholonomic is not None:
-            check_constrained_hypotheses(self.tableau)
-        scheme = VPRKEquations(self, problem, unrolled)
-        # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
-        # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
-        return CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
+        # Kept with the system: the equations depend on the problem's system, constraints, force and
+        # sparsity only, and building them took 50–260 µs of every ``integrate`` (the nonholonomic
+        # and rolling systems the most), as much as a hundred of their steps.
+        key = (_STEP, self.cache_key, unrolled, problem.holonomic, problem.nonholonomic, problem.force,
+               problem.sparsity)
+        cache = owned_cache(problem.system)
+        if key not in cache:
+            if problem.holonomic is not None or problem.nonholonomic is not None:
+                check_constrained_hypotheses(self.tableau)
+            scheme = VPRKEquations(self, problem, unrolled)
+            # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
+            # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
+            cache[key] = CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
+        step: CompiledStep = cache[key]
+        return step
+
+
+_STEP: Final = ("VPRK", "step equations")
+"""Key prefix of the step equations kept with a system (``VPRK._step``)."""
 
 
 class _Carry(NamedTuple, Generic[P]):
