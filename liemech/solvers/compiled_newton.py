@@ -16,8 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.jax_support import traced_once
-from liemech.owned_compilation import owned_cache
 from liemech.numerics import block_tree, lu
+from liemech.owned_compilation import owned_cache
 from liemech.solvers.newton import EPS, NewtonOptions
 
 

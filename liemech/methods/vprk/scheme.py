@@ -216,7 +216,7 @@ class VPRK(CompiledMethod):
     def _step(self, problem: Problem[P], unrolled: bool) -> CompiledStep:
         # Kept with the system: the equations depend on the problem's system, constraints, force and
         # sparsity only, and building them took 50–260 µs of every ``integrate`` (the nonholonomic
-        # and rolling systems the most), as much as a hundred of their steps.
+        # and rolling systems the most), as much as ten of their steps.
         key = (_STEP, self.cache_key, unrolled, problem.holonomic, problem.nonholonomic, problem.force,
                problem.sparsity)
         cache = owned_cache(problem.system)
