@@ -18,6 +18,7 @@ The selected branch sees s itself, so derivatives are those of the series or the
 in s summed the same way rather than differentiated term by term.
 """
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -37,7 +38,7 @@ TAYLOR_TERMS: Final = 24
 slowest, γ's (radius of convergence θ = 2π), falls tenfold a term."""
 
 SERIES_TERMS: Final = 12
-"""Terms of each economised series (``_economised``): enough for every coefficient and its first
+"""Terms of each economised series (``_series``): enough for every coefficient and its first
 two derivatives in s to round-off on [0, SERIES_BELOW], where the Taylor series needed 20."""
 
 
@@ -63,29 +64,36 @@ def _bernoulli_even(count: int) -> list[Fraction]:
     return [abs(numbers[2 * n]) for n in range(1, count + 1)]
 
 
+def _substituted(coeffs: list[Fraction], a: Fraction, b: Fraction) -> list[Fraction]:
+    """The coefficients in y of Σ_k coeffs[k] uᵏ with u = a + b·y (exact rationals)."""
+    out = [Fraction(0)] * len(coeffs)
+    for k, c in enumerate(coeffs):
+        for j in range(k + 1):
+            out[j] += c * math.comb(k, j) * a ** (k - j) * b**j
+    return out
+
+
 def chebyshev_coefficients(coeffs: list[Fraction]) -> list[Fraction]:
     """b with Σ_k coeffs[k] sᵏ = Σ_j b_j T_j(x), x = 2s/SERIES_BELOW − 1 (exact rationals): the
     powers of s = (1 + x)·SERIES_BELOW/2 expanded in x, and x^k = 2^{1−k} Σ_{i≤k/2} C(k, i) T_{k−2i}
     (the term i = k/2 halved)."""
     half = Fraction(SERIES_BELOW) / 2
-    in_x = [Fraction(0)] * len(coeffs)
-    for k, c in enumerate(coeffs):
-        for j in range(k + 1):
-            in_x[j] += c * half**k * math.comb(k, j)
     b = [Fraction(0)] * len(coeffs)
-    for k, c in enumerate(in_x):
+    for k, c in enumerate(_substituted(coeffs, half, half)):
         for i in range(k // 2 + 1):
             weight = Fraction(math.comb(k, i), 2 ** (k - 1)) if k > 0 else Fraction(1)
             b[k - 2 * i] += c * (weight / 2 if k > 0 and 2 * i == k else weight)
     return b
 
 
-def _economised(coeffs: list[Fraction]) -> tuple[float, ...]:
-    """Σ coeffs[k] sᵏ economised on [0, SERIES_BELOW] (Chebyshev economisation): expanded in
+@functools.cache
+def _series(name: str) -> tuple[float, ...]:
+    """``_TAYLOR[name]`` economised on [0, SERIES_BELOW] (Chebyshev economisation): expanded in
     Chebyshev polynomials of x = 2s/SERIES_BELOW − 1, cut after SERIES_TERMS of them, and brought
     back to powers of s, exactly; rounded to floats only at the end. The terms cut sum to less than
-    2⁻⁵⁶ of each function's smallest value there (``tests/test_series.py``)."""
-    kept = chebyshev_coefficients(coeffs)[:SERIES_TERMS]
+    2⁻⁵⁶ of each function's smallest value there (``tests/test_series.py``). Computed at the first
+    trace that needs it, not at import (the ten take ~30 ms in rationals)."""
+    kept = chebyshev_coefficients(_TAYLOR[name])[:SERIES_TERMS]
     chebyshev = [[Fraction(1)], [Fraction(0), Fraction(1)]]  # T_j in powers of x
     for j in range(2, SERIES_TERMS):
         upper = [Fraction(0)] + [2 * c for c in chebyshev[j - 1]]
@@ -94,27 +102,23 @@ def _economised(coeffs: list[Fraction]) -> tuple[float, ...]:
     for b, polynomial in zip(kept, chebyshev):
         for i, c in enumerate(polynomial):
             in_x[i] += b * c
-    scale = 2 / Fraction(SERIES_BELOW)  # x = scale·s − 1
-    in_s = [Fraction(0)] * SERIES_TERMS
-    for k, c in enumerate(in_x):
-        for j in range(k + 1):
-            in_s[j] += c * math.comb(k, j) * scale**j * (-1) ** (k - j)
-    return tuple(float(c) for c in in_s)
+    return tuple(float(c) for c in _substituted(in_x, Fraction(-1), 2 / Fraction(SERIES_BELOW)))
+
+
+def _table(*names: str) -> NDArray[np.float64]:
+    """The series of ``names`` as columns (SERIES_TERMS rows)."""
+    return np.array([_series(name) for name in names]).T
 
 
 # γ = 1/θ² − cot(θ/2)/(2θ) = Σ_{n≥1} |B_2n| θ^{2n−2} / (2n)!  (radius of convergence θ = 2π)
 _GAMMA_TAYLOR: Final = [b / math.factorial(2 * n) for n, b in enumerate(_bernoulli_even(TAYLOR_TERMS), start=1)]
-TAYLOR: Final = {"sinc": _coefficients(1), "alpha": _coefficients(2), "beta": _coefficients(3), "gamma": _GAMMA_TAYLOR}
+_TAYLOR: Final = {"sinc": _coefficients(1), "alpha": _coefficients(2), "beta": _coefficients(3), "gamma": _GAMMA_TAYLOR}
 """The exact Taylor coefficients in s of sin θ/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³ and γ, and
 (below) of their derivatives in s."""
 for _name in ("sinc", "alpha", "beta", "gamma"):
-    TAYLOR[f"{_name}_s"] = _derivative(TAYLOR[_name])
+    _TAYLOR[f"{_name}_s"] = _derivative(_TAYLOR[_name])
 for _name in ("alpha", "beta"):
-    TAYLOR[f"{_name}_ss"] = _derivative(TAYLOR[f"{_name}_s"])
-
-_SINC, _ALPHA, _BETA, _GAMMA, _SINC_S, _ALPHA_S, _BETA_S, _GAMMA_S, _ALPHA_SS, _BETA_SS = (
-    _economised(TAYLOR[name]) for name in ("sinc", "alpha", "beta", "gamma", "sinc_s", "alpha_s", "beta_s",
-                                           "gamma_s", "alpha_ss", "beta_ss"))
+    _TAYLOR[f"{_name}_ss"] = _derivative(_TAYLOR[f"{_name}_s"])
 
 
 Closed = Callable[[jax.Array, jax.Array], jax.Array]
@@ -128,7 +132,7 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
 
 def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) -> jax.Array:
     """[..., j] = Σ_k table[k, j] sᵏ for s < SERIES_BELOW, else forms[j](s, θ), θ = √s. The series
-    is summed from the powers of s, not by Horner's rule, whose dependent products (twenty of them then) took a
+    is summed from the powers of s, not by Horner's rule, whose dependent products (twenty, then) took a
     fifth of a VPRK step with exp once XLA compiles the step into one kernel (the heavy top's
     Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and both orders agree to round-off."""
     s = jnp.asarray(s, dtype=float)
@@ -141,9 +145,9 @@ def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) 
     return jnp.where(below[..., None], summed, jnp.stack([form(s_closed, theta) for form in forms], axis=-1))
 
 
-def _series_or_closed(coeffs: tuple[float, ...], closed: Closed, s: ArrayLike) -> jax.Array:
-    """Σ coeffs[k] sᵏ for s < SERIES_BELOW, else closed(s, θ)."""
-    return _stacked(np.array(coeffs)[:, None], (closed,), s)[..., 0]
+def _series_or_closed(name: str, closed: Closed, s: ArrayLike) -> jax.Array:
+    """The series of ``name`` (``_series``) for s < SERIES_BELOW, else closed(s, θ)."""
+    return _stacked(_table(name), (closed,), s)[..., 0]
 
 
 def _sinc_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
@@ -200,55 +204,55 @@ def _beta_ss_closed(s: jax.Array, theta: jax.Array) -> jax.Array:
 @_jitted
 def sinc(s: ArrayLike) -> jax.Array:
     """sin θ / θ."""
-    return _series_or_closed(_SINC, _sinc_closed, s)
+    return _series_or_closed("sinc", _sinc_closed, s)
 
 
 @_jitted
 def alpha(s: ArrayLike) -> jax.Array:
     """α = (1 − cos θ)/θ² = 2 sin²(θ/2)/θ²."""
-    return _series_or_closed(_ALPHA, _alpha_closed, s)
+    return _series_or_closed("alpha", _alpha_closed, s)
 
 
 @_jitted
 def beta(s: ArrayLike) -> jax.Array:
     """β = (θ − sin θ)/θ³."""
-    return _series_or_closed(_BETA, _beta_closed, s)
+    return _series_or_closed("beta", _beta_closed, s)
 
 
 @_jitted
 def gamma(s: ArrayLike) -> jax.Array:
     """γ = 1/θ² − cot(θ/2)/(2θ), the θ̂² coefficient of (d^L exp_ξ)⁻¹ on SO(3)."""
-    return _series_or_closed(_GAMMA, _gamma_closed, s)
+    return _series_or_closed("gamma", _gamma_closed, s)
 
 
 @_jitted
 def sinc_s(s: ArrayLike) -> jax.Array:
     """d(sin θ/θ)/ds = (θ cos θ − sin θ)/(2θ³)."""
-    return _series_or_closed(_SINC_S, _sinc_s_closed, s)
+    return _series_or_closed("sinc_s", _sinc_s_closed, s)
 
 
 @_jitted
 def alpha_s(s: ArrayLike) -> jax.Array:
     """dα/ds = (θ sin θ / 2 − (1 − cos θ))/θ⁴."""
-    return _series_or_closed(_ALPHA_S, _alpha_s_closed, s)
+    return _series_or_closed("alpha_s", _alpha_s_closed, s)
 
 
 @_jitted
 def beta_s(s: ArrayLike) -> jax.Array:
     """dβ/ds = (θ(1 − cos θ) − 3(θ − sin θ))/(2θ⁵)."""
-    return _series_or_closed(_BETA_S, _beta_s_closed, s)
+    return _series_or_closed("beta_s", _beta_s_closed, s)
 
 
 @_jitted
 def alpha_ss(s: ArrayLike) -> jax.Array:
     """d²α/ds²."""
-    return _series_or_closed(_ALPHA_SS, _alpha_ss_closed, s)
+    return _series_or_closed("alpha_ss", _alpha_ss_closed, s)
 
 
 @_jitted
 def beta_ss(s: ArrayLike) -> jax.Array:
     """d²β/ds²."""
-    return _series_or_closed(_BETA_SS, _beta_ss_closed, s)
+    return _series_or_closed("beta_ss", _beta_ss_closed, s)
 
 
 class ExpCoefficients(NamedTuple):
@@ -262,21 +266,16 @@ class ExpCoefficients(NamedTuple):
     beta_s: jax.Array
 
 
-def _table(*series: tuple[float, ...]) -> NDArray[np.float64]:
-    """The series as columns, padded with zeros to _TERMS rows."""
-    return np.array([coeffs + (0.0,) * (SERIES_TERMS - len(coeffs)) for coeffs in series]).T
-
-
-_EXP_TABLE: Final = _table(_SINC, _ALPHA, _BETA, _GAMMA, _ALPHA_S, _BETA_S)
+_EXP_NAMES: Final = ("sinc", "alpha", "beta", "gamma", "alpha_s", "beta_s")
+_EXP_S_NAMES: Final = ("sinc_s", "alpha_s", "beta_s", "gamma_s", "alpha_ss", "beta_ss")
 _EXP_FORMS: Final = (_sinc_closed, _alpha_closed, _beta_closed, _gamma_closed, _alpha_s_closed, _beta_s_closed)
-_EXP_S_TABLE: Final = _table(_SINC_S, _ALPHA_S, _BETA_S, _GAMMA_S, _ALPHA_SS, _BETA_SS)
 _EXP_S_FORMS: Final = (_sinc_s_closed, _alpha_s_closed, _beta_s_closed, _gamma_s_closed, _alpha_ss_closed,
                        _beta_ss_closed)
 
 
 @jax.custom_jvp
 def _exp_stack(s: jax.Array) -> jax.Array:
-    return _stacked(_EXP_TABLE, _EXP_FORMS, s)
+    return _stacked(_table(*_EXP_NAMES), _EXP_FORMS, s)
 
 
 @_exp_stack.defjvp
@@ -284,7 +283,7 @@ def _exp_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tup
     """The six derivatives in s, summed the same way: a tangent then costs one product, where
     differentiating the stacked sum carries every tangent through its terms."""
     (s,), (ds,) = primals, tangents
-    return _exp_stack(s), _stacked(_EXP_S_TABLE, _EXP_S_FORMS, s) * ds[..., None]
+    return _exp_stack(s), _stacked(_table(*_EXP_S_NAMES), _EXP_S_FORMS, s) * ds[..., None]
 
 
 def _exp_coefficients(s: ArrayLike) -> ExpCoefficients:
