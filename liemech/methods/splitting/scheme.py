@@ -130,8 +130,12 @@ class Splitting(CompiledMethod):
         return flow
 
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
+        """The step, built once per system and composition and kept with the system."""
         self.check(problem)
-        scheme = SplittingStep(self.sequence, problem, self._free_flow(problem))
+        cache, key = owned_cache(problem.system), (_STEP, self.composition)
+        scheme: SplittingStep | None = cache.get(key)
+        if scheme is None:
+            scheme = cache[key] = SplittingStep(self.sequence, problem, self._free_flow(problem))
         return CompiledStep(scheme.step, scheme.start)
 
 
@@ -148,10 +152,12 @@ class _Carry(NamedTuple):
 MAX_STAGES: Final = max(sequence.stages for sequence in SEQUENCES.values())
 
 _FREE_FLOW: Final = ("Splitting", "free flow")
+_STEP: Final = ("Splitting", "step")
 _START: Final = ("Splitting", "start")
-"""Keys of what is kept with the system (``owned_cache``): its free flow, and the compiled
-start of the carry (the force −∇V at the initial node, which eagerly costs a dispatch per
-operation)."""
+"""Keys of what is kept with the system (``owned_cache``): its free flow, the step of each
+composition (whose coefficients are device arrays: a run's start then hands XLA only g and μ),
+and the compiled start of the carry (the force −∇V at the initial node, which eagerly costs a
+dispatch per operation)."""
 
 
 class SplittingStep:
@@ -161,20 +167,19 @@ class SplittingStep:
 
     def __init__(self, sequence: KickFreeSequence, problem: Problem[P], flow: FreeFlow) -> None:
         self._system = cast(MechanicalSystem[Any], problem.system)
-        self._sequence = sequence
         self._flow = flow
         self._zero_velocity = np.zeros(problem.group.dim)
+        coefficients = np.zeros((MAX_STAGES, 2))
+        coefficients[: sequence.stages] = np.stack([sequence.frees, sequence.kicks[1:]], axis=1)
+        self._constants = (jnp.asarray(sequence.kicks[0]), jnp.asarray(coefficients), jnp.asarray(sequence.stages))
 
     def _force(self, g: object) -> jax.Array:
         """f = −∇V(g) (the system's force at zero velocity: constant inertia)."""
         return jnp.asarray(self._system.force(g, self._zero_velocity))
 
     def start(self, state: NodeState[Any]) -> _Carry:
-        sequence = self._sequence
-        coefficients = np.zeros((MAX_STAGES, 2))
-        coefficients[: sequence.stages] = np.stack([sequence.frees, sequence.kicks[1:]], axis=1)
         start = owned_jit(self._system, _START, self._start)
-        return start(state.g, state.mu, sequence.kicks[0], coefficients, sequence.stages)
+        return start(state.g, state.mu, *self._constants)
 
     def _start(self, g: object, mu: ArrayLike, first_kick: ArrayLike, coefficients: ArrayLike,
                stages: ArrayLike) -> _Carry:
