@@ -56,8 +56,9 @@ def test_a_chunk_holds_its_row_budget_within_bounds() -> None:
 def test_a_run_across_chunks_keeps_its_nodes_and_statistics() -> None:
     """9000 steps of the heavy top (VPRK Lobatto-2, Newton's iterations differ from step to step)
     over several chunks, stored every 1000th step, so that intervals straddle the chunks' ends:
-    the stored nodes are those of the run that stores every node, the step counts, iteration sums
-    and largest residuals those of its steps."""
+    the stored nodes are those of the run that stores every node (whose statistics take a shorter
+    path: one step an interval), the step counts, iteration sums and largest residuals those of its
+    steps."""
     problem, method, n = TOP.problem(), lm.VPRK(lm.lobatto(2)), 9000
     full = lm.integrate(problem, method, h=0.01, n_steps=n)
     thinned = lm.integrate(problem, method, h=0.01, n_steps=n, store_every=1000)
@@ -69,6 +70,7 @@ def test_a_run_across_chunks_keeps_its_nodes_and_statistics() -> None:
     assert np.array_equal(np.asarray(thinned.g), np.asarray(full.g)[kept])
     assert np.array_equal(thinned.mu, full.mu[kept]) and np.array_equal(thinned.eta, full.eta[kept])
     assert np.array_equal(thinned.stats.step_counts, [0, *[1000] * 9])
+    assert np.array_equal(full.stats.step_counts, [0, *[1] * n])
     bounds = list(zip(kept[:-1], kept[1:]))
     assert np.array_equal(thinned.stats.iterations[1:], [np.sum(full.stats.iterations[a + 1:b + 1]) for a, b in bounds])
     assert np.array_equal(thinned.stats.residuals[1:], [np.max(full.stats.residuals[a + 1:b + 1]) for a, b in bounds])

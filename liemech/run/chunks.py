@@ -155,6 +155,27 @@ class Stored(NamedTuple):
     residuals: NDArray[np.float64]
 
 
+def _tally(block: NDArray[np.float64], first: int, n_steps: int, store_every: int, steps: NDArray[np.int64],
+           iterations: NDArray[np.int64], residuals: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Adds the Newton statistics of a chunk's steps (rows ``block``, the first of them step
+    ``first`` of the run) to their intervals, and returns the rows of the nodes kept."""
+    count = len(block)
+    if store_every == 1:  # each step its own interval, every node kept: a dozen numpy calls fewer
+        steps[first:first + count] = 1
+        iterations[first:first + count] = block[:, 0]
+        residuals[first:first + count] = block[:, 1]
+        return block
+    ends = np.arange(first + 1, first + count + 1)  # the steps of this chunk end at t_ends
+    interval = (ends - 1) // store_every
+    starts = np.flatnonzero(((ends - 1) % store_every == 0) | (ends == first + 1))  # an interval's first step
+    which = interval[starts]
+    steps[which] += np.diff(starts, append=count)
+    iterations[which] += np.add.reduceat(block[:, 0], starts).astype(np.int64)
+    residuals[which] = np.maximum(residuals[which], np.maximum.reduceat(block[:, 1], starts))
+    kept: NDArray[np.float64] = block[(ends % store_every == 0) | (ends == n_steps)]
+    return kept
+
+
 def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, store_every: int = 1,
         done: Callable[[int], None] | None = None) -> Stored:
     """The stored nodes of the run t_1 … t_N as stacked numpy arrays (leading axis over the stored
@@ -176,15 +197,7 @@ def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, sto
                                     problem.group)
         packing = runner.packing(carry)
         count = min(packing.length, n_steps - first)
-        block = np.asarray(rows)[:count]
-        ends = np.arange(first + 1, first + count + 1)  # the steps of this chunk end at t_ends
-        interval = (ends - 1) // store_every
-        starts = np.flatnonzero(((ends - 1) % store_every == 0) | (ends == first + 1))  # an interval's first step
-        which = interval[starts]
-        steps[which] += np.diff(starts, append=count)
-        iterations[which] += np.add.reduceat(block[:, 0], starts).astype(np.int64)
-        residuals[which] = np.maximum(residuals[which], np.maximum.reduceat(block[:, 1], starts))
-        kept.append(block[(ends % store_every == 0) | (ends == n_steps)])
+        kept.append(_tally(np.asarray(rows)[:count], first, n_steps, store_every, steps, iterations, residuals))
         first += count
         if done is not None:
             done(first)
