@@ -116,6 +116,20 @@ def test_suite_rejects_the_other_trivialisation() -> None:
     assert "FAIL" in str(info.value)
 
 
+class RightPerturbedSO3(lm.SO3):
+    """perturbed with the point moved on the other side: (I + ẑ) g instead of g (I + ẑ)."""
+
+    @array_method
+    def perturbed(self, g: lm.Matrix, z: lm.VectorLike) -> jax.Array:
+        return jnp.asarray(g) + hat3(z) @ jnp.asarray(g)
+
+
+def test_suite_rejects_a_perturbation_on_the_other_side() -> None:
+    """The trivialised derivatives differentiate along ``perturbed``, so the group suite checks it."""
+    with pytest.raises(ConformanceError, match=r"perturbed\(g, ξ\) = g·\(e \+ hat\(ξ\)\)"):
+        check_group(RightPerturbedSO3(), np.random.default_rng(1), n_samples=1)
+
+
 def test_series_branches_agree_with_closed_forms_at_the_switch() -> None:
     """Both branches of every coefficient agree where they meet (s = θ² = 1)."""
     below, above = np.nextafter(series.SERIES_BELOW, 0.0), series.SERIES_BELOW

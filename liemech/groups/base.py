@@ -62,6 +62,14 @@ class LieGroup(ABC, Generic[P]):
     def vee(self, X: P) -> Vector:
         """Inverse of ``hat``."""
 
+    @array_method
+    def perturbed(self, g: P, z: VectorLike) -> P:
+        """g (e + ẑ): to first order in z the point g τ(z) of every retraction, the straight line
+        along which the left-trivialised derivatives differentiate (``liemech.mechanics.trivialised``).
+        A group with a cheaper formula for the same point overrides it."""
+        step = jax.tree.map(lambda e, x: e + x, self.identity(), self.hat(z))
+        return self.compose(g, step)
+
     @abstractmethod
     def Ad(self, g: P) -> Matrix:
         """Matrix of ξ ↦ (g ξ̂ g⁻¹)^∨."""

@@ -115,6 +115,10 @@ class PowerGroup(LieGroup[P], Generic[P]):
         return jnp.reshape(jax.vmap(self.group.vee)(self._stack(X, "X")), (self._dim,))
 
     @array_method
+    def perturbed(self, g: P, z: VectorLike) -> P:
+        return jax.vmap(self.group.perturbed)(self._stack(g, "g"), self.blocks(z, "z"))
+
+    @array_method
     def Ad(self, g: P) -> jax.Array:
         return stacked_block_diagonal(jax.vmap(self.group.Ad)(self._stack(g, "g")))
 

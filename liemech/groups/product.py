@@ -124,6 +124,11 @@ class ProductGroup(LieGroup[PP]):
         return jnp.concatenate([f.vee(a) for f, a in zip(self.factors, X)])
 
     @array_method
+    def perturbed(self, g: PP, z: VectorLike) -> PP:
+        g = self._points(g, "g")
+        return self._pack(f.perturbed(a, x) for f, a, x in zip(self.factors, g, self.split(z, "z")))
+
+    @array_method
     def Ad(self, g: PP) -> jax.Array:
         g = self._points(g, "g")
         return block_diagonal([f.Ad(a) for f, a in zip(self.factors, g)])

@@ -2,8 +2,8 @@
 
 For a function F on G, the trivialised derivative is ζ ↦ d/dε F(g τ(εζ))|₀. It depends on the
 curve only through its tangent g ζ̂ at ε = 0, so F is differentiated along the straight line
-g (e + εζ̂) (g + εζ on Rⁿ), which has that tangent: exact, and a much smaller expression to
-compile and differentiate again than a retraction.
+g (e + εζ̂) (g + εζ on Rⁿ; ``LieGroup.perturbed``), which has that tangent: exact, and a much
+smaller expression to compile and differentiate again than a retraction.
 """
 
 from collections.abc import Callable
@@ -18,15 +18,9 @@ from liemech.groups.base import LieGroup
 P = TypeVar("P")
 
 
-def moved(group: LieGroup[P], g: P, z: jax.Array) -> P:
-    """g (e + ẑ): to first order in z the point g τ(z) of any retraction."""
-    step = jax.tree.map(lambda e, x: e + x, group.identity(), group.hat(z))
-    return group.compose(g, step)
-
-
 def trivialised_gradient(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P) -> jax.Array:
     """∇F(g) ∈ Rᵈ with ⟨∇F(g), ζ⟩ = d/dε F(g τ(εζ))|₀ for a scalar F."""
-    return jnp.asarray(jax.grad(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float).reshape(()))(
+    return jnp.asarray(jax.grad(lambda z: jnp.asarray(fn(group.perturbed(g, z)), dtype=float).reshape(()))(
         jnp.zeros(group.dim)))
 
 
@@ -37,13 +31,13 @@ def derivative_in_eta(fn: Callable[[P, jax.Array], ArrayLike], g: P, eta: ArrayL
 
 def trivialised_jacobian(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P) -> jax.Array:
     """The array J with J[..., k] = d/dε F(g τ(ε e_k))|₀ (shape of F followed by d)."""
-    return jnp.asarray(jax.jacfwd(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float))(
+    return jnp.asarray(jax.jacfwd(lambda z: jnp.asarray(fn(group.perturbed(g, z)), dtype=float))(
         jnp.zeros(group.dim)))
 
 
 def trivialised_jvp(group: LieGroup[P], fn: Callable[[P], ArrayLike], g: P, tangent: ArrayLike) -> jax.Array:
     """d/dε F(g τ(εζ))|₀ for one tangent ζ (one forward pass, where the Jacobian costs dim of them)."""
-    return jnp.asarray(jax.jvp(lambda z: jnp.asarray(fn(moved(group, g, z)), dtype=float), (jnp.zeros(group.dim),),
+    return jnp.asarray(jax.jvp(lambda z: jnp.asarray(fn(group.perturbed(g, z)), dtype=float), (jnp.zeros(group.dim),),
                                (jnp.asarray(tangent, dtype=float),))[1])
 
 

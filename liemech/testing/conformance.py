@@ -91,7 +91,7 @@ def check_group(
     """Check the group axioms, hat/vee, Ad and ad on random points and algebra vectors.
 
     - e·g = g·e = g, g·g⁻¹ = e, (gh)k = g(hk); check_point accepts e, g and g·h;
-    - vee(hat(ξ)) = ξ;
+    - vee(hat(ξ)) = ξ; perturbed(g, ξ) = g·(e + hat(ξ));
     - Ad(gh) = Ad(g)Ad(h); Ad(g)ξ = d/dε τ⁻¹(g τ(εξ) g⁻¹)|₀ (finite differences);
     - ad(ξ)η = d/dε Ad(τ(εξ))η|₀ (finite differences), ad(ξ)η = −ad(η)ξ,
       Jacobi ad([ξ, η]) = [ad ξ, ad η], ad_star(ξ, μ) = ad(ξ)ᵀμ.
@@ -122,6 +122,10 @@ def check_group(
                    / scale**3,
                    IDENTITY_TOL)
         report.add("vee(hat(ξ)) = ξ", where, float(np.max(np.abs(group.vee(group.hat(xi)) - xi))), IDENTITY_TOL)
+        line = group.compose(g, jax.tree.map(lambda a, b: a + b, e, group.hat(xi)))
+        report.add("perturbed(g, ξ) = g·(e + hat(ξ))", where,
+                   point_distance(group.perturbed(g, xi), line) / (scale * max(1.0, float(np.max(np.abs(xi))))),
+                   IDENTITY_TOL)
         Ad_g, Ad_h = group.Ad(g), group.Ad(h)
         report.add("Ad(gh) = Ad(g)Ad(h)", where, _relative(group.Ad(group.compose(g, h)) - Ad_g @ Ad_h, Ad_g @ Ad_h),
                    IDENTITY_TOL)
