@@ -224,8 +224,8 @@ class SO3(MatrixGroup):
     @array_method
     def perturbed(self, g: Matrix, z: VectorLike) -> jax.Array:
         """g + g ẑ, whose rows are g_i + g_i × z: 18 products, in the value and in each derivative,
-        where g (I + ẑ) multiplies by the nine entries of I + ẑ and builds ẑ from 27 more (the
-        32-link chain's Lobatto-2 step 3 % less time, a splitting step of the heavy top 6 %)."""
+        where the product g (I + ẑ) takes 27 and ẑ (a contraction with the Levi-Civita symbol) 27
+        more (the 32-link chain's Lobatto-2 step 3 % less time, a splitting step of the heavy top 6 %)."""
         expect_shape(g, (3, 3), "g")
         expect_shape(z, (3,), "z")
         return jnp.asarray(g) + jnp.cross(g, z)
