@@ -481,6 +481,17 @@ def test_symplectic_on_the_asymmetric_top(method: lm.Method) -> None:
     assert _symplecticity_defect_on_so3(frozen_momentum, problem.g0, problem.mu0) >= 1e-2
 
 
+def test_a_step_first_built_inside_a_trace_runs_outside_it() -> None:
+    """The step is kept with the system; built first inside a trace (as a flow or an ensemble
+    builds it), it holds no traced value: a later run outside the trace takes the same path as on a
+    system that never saw one (it raised UnexpectedTracerError when the coefficients were traced)."""
+    method = lm.Splitting("kahan_li8")
+    traced, fresh = HeavyTop(mg=1.25).problem(), HeavyTop(mg=1.25).problem()
+    jax.jit(lambda x: (method.compiled_step(traced), x)[1])(0.0)
+    after = lm.integrate(traced, method, h=0.1, n_steps=10)
+    assert np.array_equal(after.mu, lm.integrate(fresh, method, h=0.1, n_steps=10).mu)
+
+
 def test_differentiable_through_flow() -> None:
     """lm.flow runs the same step in one traceable scan: ∂q(T)/∂p₀ by forward mode agrees with
     central differences of the final state."""

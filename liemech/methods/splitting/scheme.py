@@ -171,7 +171,11 @@ class SplittingStep:
         self._zero_velocity = np.zeros(problem.group.dim)
         coefficients = np.zeros((MAX_STAGES, 2))
         coefficients[: sequence.stages] = np.stack([sequence.frees, sequence.kicks[1:]], axis=1)
-        self._constants = (jnp.asarray(sequence.kicks[0]), jnp.asarray(coefficients), jnp.asarray(sequence.stages))
+        # device arrays made now even where the step is built inside a trace (an ensemble's, a
+        # flow's): it is kept with the system, and a traced value must not outlive its trace
+        with jax.ensure_compile_time_eval():
+            self._constants = (jnp.asarray(sequence.kicks[0]), jnp.asarray(coefficients),
+                               jnp.asarray(sequence.stages))
 
     def _force(self, g: object) -> jax.Array:
         """f = −∇V(g) (the system's force at zero velocity: constant inertia)."""
