@@ -12,11 +12,12 @@ holds one entry per distinct value.
 """
 
 from collections.abc import Callable, Hashable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import jax
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 OWNED: Final = "_compiled"
 """The attribute (a dict) that holds an object's compiled code."""
@@ -28,13 +29,18 @@ def owned_cache(owner: object) -> dict[Hashable, Any]:
     return cache
 
 
-def owned_jit(owner: object, key: Hashable, function: F) -> F:
-    """``jax.jit(function)``, compiled once and kept on ``owner`` under ``key``."""
+def kept(owner: object, key: Hashable, build: Callable[[], T]) -> T:
+    """``build()``, called once per ``owner`` and ``key`` and kept on ``owner`` (``owned_cache``)."""
     cache = owned_cache(owner)
     if key not in cache:
-        cache[key] = jax.jit(function)
-    jitted: F = cache[key]
-    return jitted
+        cache[key] = build()
+    value: T = cache[key]
+    return value
+
+
+def owned_jit(owner: object, key: Hashable, function: F) -> F:
+    """``jax.jit(function)``, compiled once and kept on ``owner`` under ``key``."""
+    return kept(owner, key, lambda: cast(F, jax.jit(function)))
 
 
 def compared_by_identity(owner: object) -> bool:

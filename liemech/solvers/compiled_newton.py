@@ -7,9 +7,10 @@ size of the terms that make up the equations (for the momentum equations, max(1,
 the size of the unknowns, so an unbounded angle cannot loosen the test.
 """
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import Any, NamedTuple
+from types import SimpleNamespace
+from typing import Any, Final, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +18,7 @@ import numpy as np
 
 from liemech.jax_support import traced_once
 from liemech.numerics import block_tree, lu
-from liemech.owned_compilation import owned_cache
+from liemech.owned_compilation import kept
 from liemech.solvers.newton import EPS, NewtonOptions
 
 
@@ -164,23 +165,20 @@ def unset_factors(x0: jax.Array, structure: block_tree.TreeStructure | None = No
     zeros' shapes (tracing the residual's Jacobian for them took ~0.6 s per run on the 32-link
     chain), traced once per size and block tree (tracing the factorisation took 2.5 ms, at every
     run: a run of 200 steps of the pendulum cost 3.3 ms more with carried factors than without)."""
-    inverts = structure is None and lu.inverts(x0.size)
-    cache = _DENSE_SHAPES if structure is None else owned_cache(structure)
-    key = ("unset factors", x0.size, str(x0.dtype), inverts)
-    if key not in cache:
-        def factors_of_zeros() -> Any:  # traced for its shapes only: nothing is allocated
-            if structure is None:
-                return _factorisation(structure, x0.size)(jnp.zeros((x0.size, x0.size), x0.dtype))
-            blocks = jnp.zeros((structure.index.shape[0], structure.block_size, structure.block_size), x0.dtype)
-            return _factorisation(structure, x0.size)(block_tree.TreeBlocks(blocks, blocks, blocks))
+    def factors_of_zeros() -> Any:  # traced for its shapes only: nothing is allocated
+        if structure is None:
+            return _factorisation(structure, x0.size)(jnp.zeros((x0.size, x0.size), x0.dtype))
+        blocks = jnp.zeros((structure.index.shape[0], structure.block_size, structure.block_size), x0.dtype)
+        return _factorisation(structure, x0.size)(block_tree.TreeBlocks(blocks, blocks, blocks))
 
-        cache[key] = jax.eval_shape(factors_of_zeros)
+    key = ("unset factors", x0.size, str(x0.dtype), structure is None and lu.inverts(x0.size))
+    shapes = kept(_DENSE_FACTORS if structure is None else structure, key, lambda: jax.eval_shape(factors_of_zeros))
     return jax.tree.map(lambda leaf: np.full(leaf.shape, np.nan if np.issubdtype(leaf.dtype, np.floating) else 0,
-                                             leaf.dtype), cache[key])
+                                             leaf.dtype), shapes)
 
 
-_DENSE_SHAPES: dict[Hashable, Any] = {}
-"""``unset_factors``' shapes of dense factors, by size (a handful of entries in a process)."""
+_DENSE_FACTORS: Final = SimpleNamespace()
+"""The owner of ``unset_factors``' shapes of dense factors, by size (a handful in a process)."""
 
 
 def _equations(residual: Callable[..., jax.Array], x0: jax.Array, structure: block_tree.TreeStructure | None,

@@ -28,7 +28,7 @@ from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.splitting.coefficients import COMPOSITIONS, SEQUENCES, Composition, KickFreeSequence
 from liemech.methods.splitting.free_flow import FreeFlow, UnsupportedFreeFlow, free_flow
-from liemech.owned_compilation import owned_cache, owned_jit
+from liemech.owned_compilation import kept, owned_jit
 from liemech.solvers.compiled_newton import Status
 
 P = TypeVar("P")
@@ -113,14 +113,14 @@ class Splitting(CompiledMethod):
         system = cast(MechanicalSystem[Any], problem.system)
         inertia = system.constant_inertia
         assert inertia is not None
-        cache = owned_cache(system)
-        flow: FreeFlow | None = cache.get(_FREE_FLOW)
-        if flow is None:
+
+        def built() -> FreeFlow:
             try:
-                flow = free_flow(cast(LieGroup[object], problem.group), np.asarray(inertia, dtype=np.float64))
+                return free_flow(cast(LieGroup[object], problem.group), np.asarray(inertia, dtype=np.float64))
             except UnsupportedFreeFlow as exc:
                 raise exc.kind(f"{self.name}: {exc}") from None
-            cache[_FREE_FLOW] = flow
+
+        flow = kept(system, _FREE_FLOW, built)
         if self.sequence.exact_free_flow and not flow.exact:
             raise ValueError(
                 f"{self.name} is a splitting method that needs the exact free flow, which liemech has on Rⁿ, "
@@ -132,10 +132,8 @@ class Splitting(CompiledMethod):
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         """The step, built once per system and composition and kept with the system."""
         self.check(problem)
-        cache, key = owned_cache(problem.system), (_STEP, self.composition)
-        scheme: SplittingStep | None = cache.get(key)
-        if scheme is None:
-            scheme = cache[key] = SplittingStep(self.sequence, problem, self._free_flow(problem))
+        scheme = kept(problem.system, (_STEP, self.composition),
+                      lambda: SplittingStep(self.sequence, problem, self._free_flow(problem)))
         return CompiledStep(scheme.step, scheme.start)
 
 
@@ -154,7 +152,7 @@ MAX_STAGES: Final = max(sequence.stages for sequence in SEQUENCES.values())
 _FREE_FLOW: Final = ("Splitting", "free flow")
 _STEP: Final = ("Splitting", "step")
 _START: Final = ("Splitting", "start")
-"""Keys of what is kept with the system (``owned_cache``): its free flow, the step of each
+"""Keys of what is kept with the system (``kept``): its free flow, the step of each
 composition (whose coefficients are device arrays: a run's start then hands XLA only g and μ),
 and the compiled start of the carry (the force −∇V at the initial node, which eagerly costs a
 dispatch per operation)."""

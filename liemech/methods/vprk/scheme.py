@@ -86,7 +86,7 @@ from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.methods.vprk.step_pattern import step_tree
 from liemech.numerics import block_tree
-from liemech.owned_compilation import owned_cache
+from liemech.owned_compilation import kept
 from liemech.solvers import compiled_newton, starting_guess
 from liemech.groups.validation import checked_real
 from liemech.jax_support import traced_once
@@ -219,16 +219,15 @@ class VPRK(CompiledMethod):
         # and rolling systems the most), as much as ten of their steps.
         key = (_STEP, self.cache_key, unrolled, problem.holonomic, problem.nonholonomic, problem.force,
                problem.sparsity)
-        cache = owned_cache(problem.system)
-        if key not in cache:
-            if problem.holonomic is not None or problem.nonholonomic is not None:
-                check_constrained_hypotheses(self.tableau)
-            scheme = VPRKEquations(self, problem, unrolled)
-            # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
-            # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
-            cache[key] = CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
-        step: CompiledStep = cache[key]
-        return step
+        return kept(problem.system, key, lambda: self._built_step(problem, unrolled))
+
+    def _built_step(self, problem: Problem[P], unrolled: bool) -> CompiledStep:
+        if problem.holonomic is not None or problem.nonholonomic is not None:
+            check_constrained_hypotheses(self.tableau)
+        scheme = VPRKEquations(self, problem, unrolled)
+        # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
+        # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
+        return CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
 
 
 _STEP: Final = ("VPRK", "step equations")
