@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from liemech.numerics import block_tree, lu
 from liemech.numerics.block_tree import (
     TreeBlocks, TreeStructure, column_colours, tree_factor, tree_jacobian, tree_linear_solve, tree_solve,
     tree_structure)
@@ -115,6 +116,46 @@ def test_solve_matches_numpy(case: str) -> None:
     r = np.random.default_rng(1).standard_normal(system.labels.size)
     x = tree_solve(tree_factor(blocks_of(system.matrix, structure), structure), jnp.asarray(r), structure)
     assert_solves(system.matrix, r, np.asarray(x))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_factors_without_pivoting_with_the_multipliers_last(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The multipliers (the unknowns whose diagonal entries vanish) put last in their blocks: each
+    block's unknowns are its coordinates, then its multipliers, each in their order; the blocks
+    inverted pivoting on their diagonals solve the system as numpy does, and they are what the
+    factorisation keeps (the same as with every pivot ratio accepted). With the multipliers first, a
+    block's first pivot vanishes, and the factors are exactly those with partial pivoting; so they
+    are in an ensemble's batch."""
+    parents, sizes, assigned = CASES[case]
+    system = tree_system(parents, sizes, assigned, seed=len(case))
+    multipliers = np.diag(system.matrix) == 0
+    structure = tree_structure(system.matrix != 0, system.labels, late=multipliers)
+    assert structure is not None
+    for row in structure.index:
+        unknowns = row[row < structure.size]
+        late = multipliers[unknowns]
+        assert not np.any(late[:-1] & ~late[1:])
+        assert np.all(np.diff(unknowns[late]) > 0) and np.all(np.diff(unknowns[~late]) > 0)
+    blocks = blocks_of(system.matrix, structure)
+    r = np.random.default_rng(3).standard_normal(system.labels.size)
+    unpivoted = tree_factor(blocks, structure, pivoting=False)
+    pivoted = tree_factor(blocks, structure)
+    assert_solves(system.matrix, r, np.asarray(tree_solve(unpivoted, jnp.asarray(r), structure)))
+    with monkeypatch.context() as patched:
+        patched.setattr(block_tree, "PIVOT_RATIO", 0.0)
+        for got, expected in zip(unpivoted, tree_factor(blocks, structure, pivoting=False)):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+
+    first = tree_structure(system.matrix != 0, system.labels, late=~multipliers)
+    assert first is not None
+    blocks = blocks_of(system.matrix, first)
+    repivoted = tree_factor(blocks, first, pivoting=False)
+    for got, expected in zip(repivoted, tree_factor(blocks, first)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    with lu.batched():
+        in_batch = tree_factor(blocks_of(system.matrix, structure), structure, pivoting=False)
+    for got, expected in zip(in_batch, pivoted):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
 
 
 @pytest.mark.parametrize("case", ["binary tree", "unequal sizes"])

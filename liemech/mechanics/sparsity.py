@@ -92,12 +92,13 @@ class BodySparsity:
         return self.coupled(labels, self.velocity_edges)
 
     def tree(self, labels: Labels, entries: NDArray[np.bool_] | None = None,
-             parts: Sequence[int] = ()) -> TreeStructure | None:
+             parts: Sequence[int] = (), late: NDArray[np.bool_] | None = None) -> TreeStructure | None:
         """The block tree of a square system whose unknowns (and equations) carry the bodies
         ``labels``, nonzero only where the bodies couple and, if given, ``entries`` (what vanishes
         whatever the bodies, known to the method that lays the system out); None if the couplings
-        are no tree. The unknowns split at ``parts`` are differentiated apart (``tree_structure``)."""
+        are no tree. The unknowns split at ``parts`` are differentiated apart, and those marked
+        ``late`` (multipliers) come last in their blocks (``tree_structure``)."""
         pattern = self.coupled(labels)
         if entries is not None:
             pattern &= entries
-        return tree_structure(pattern, labels, parts)
+        return tree_structure(pattern, labels, parts, late)

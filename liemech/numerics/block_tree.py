@@ -17,15 +17,19 @@ then forward substitution leaves → roots and back substitution roots → leave
 
     z_i = S_i⁻¹ (r_i − Σ_{c: p(c) = i} L_c z_c),   x_i = z_i − S_i⁻¹ U_i x_{p(i)}   (x_root = z_root).
 
-Each S_i is inverted by Gauss–Jordan elimination with partial pivoting (``lu.inverse``), which
-the indefinite KKT blocks need (the multiplier unknowns have zero diagonal sub-blocks): a solve,
-which Newton repeats with one factorisation, is then products of blocks alone. The inverse's
-round-off, cond(S_i)·eps relative, only slows a simplified Newton's contraction by as much. There
-is no pivoting across blocks: every S_i must be regular. S_i is the Schur complement of the
-subtree of i (i and the blocks below it), so it is when each subtree's block is: for a mechanism
-whose joints' multipliers go with their child bodies (away from the world), a subtree on the
-world's side of the root carries only joints among its own bodies and to the world, and one
-beyond it also the joint to its parent, which its top body alone can satisfy.
+Each S_i is inverted by Gauss–Jordan elimination (``lu``), so that a solve, which Newton repeats
+with one factorisation, is products of blocks alone. The KKT blocks are indefinite (the multiplier
+unknowns have zero diagonal sub-blocks): for a linear solve each inversion pivots partially
+(``lu.inverse``); for Newton, which needs J only approximately, the multipliers come last in their
+blocks and each block is inverted pivoting on its diagonal in order (``lu.inverse_unpivoted``,
+a quarter less time), and the whole factorisation again with partial pivoting where a pivot was
+small against its column (``PIVOT_RATIO``). The inverse's round-off, cond(S_i)·eps relative
+(times the elimination's growth without pivoting), only slows a simplified Newton's contraction
+by as much. There is no pivoting across blocks: every S_i must be regular. S_i is the Schur
+complement of the subtree of i (i and the blocks below it), so it is when each subtree's block is:
+for a mechanism whose joints' multipliers go with their child bodies (away from the world), a
+subtree on the world's side of the root carries only joints among its own bodies and to the world,
+and one beyond it also the joint to its parent, which its top body alone can satisfy.
 
 Blocks are padded to one size b (identity on the padded diagonal, zero couplings) and processed
 level by level, deepest first, in ``lax.scan``: the blocks of one level together, each level
@@ -107,12 +111,14 @@ class TreeFactors(NamedTuple):
 
 
 def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64],
-                   parts: Sequence[int] = ()) -> TreeStructure | None:
+                   parts: Sequence[int] = (), late: NDArray[np.bool_] | None = None) -> TreeStructure | None:
     """The block tree of the Jacobian with nonzero ``pattern`` (rows: equations, columns: unknowns)
     whose unknown k belongs to body ``labels[k]`` (−1: a multiplier, given to the deepest body it
     touches); None if the bodies' coupling graph has a cycle or a nonzero links unrelated blocks.
     The columns of each piece of the unknowns split at ``parts`` are coloured apart (see
-    ``tree_jacobian``)."""
+    ``tree_jacobian``). Within a block the unknowns (and their equations) marked ``late`` come last,
+    in their order, after the others in theirs: a KKT system's multipliers, whose diagonal entries
+    vanish, so that its blocks can be inverted pivoting on the diagonal in order (``tree_factor``)."""
     pattern, labels = np.asarray(pattern, dtype=bool), np.asarray(labels, dtype=np.int64)
     n, rows, cols = labels.size, *np.nonzero(pattern)
     bodies = np.unique(labels[labels >= 0])
@@ -153,7 +159,7 @@ def tree_structure(pattern: NDArray[np.bool_], labels: NDArray[np.int64],
 
     sizes = np.bincount(block, minlength=nb)
     b = int(sizes.max())
-    order = np.argsort(block, kind="stable")
+    order = np.lexsort((np.zeros(n, dtype=bool) if late is None else np.asarray(late, dtype=bool), block))
     slot = np.empty(n, dtype=np.int64)
     slot[order] = np.arange(n) - (np.cumsum(sizes) - sizes)[block[order]]
     index = np.full((nb + 1, b), n)
@@ -288,8 +294,20 @@ def tree_linear_solve(linear: Callable[[jax.Array], jax.Array], r: jax.Array, bl
     return out
 
 
-def tree_factor(blocks: TreeBlocks, structure: TreeStructure) -> TreeFactors:
-    """S_i⁻¹, the gains S_i⁻¹ U_i and L_i, level by level from the leaves, in slot order."""
+PIVOT_RATIO = 1e-6
+"""``tree_factor(pivoting=False)`` keeps its inverses where every diagonal pivot was at least this
+fraction of the largest entry on or below it in its column (every multiplier of the elimination
+at most 1/``PIVOT_RATIO``), and factorises again with partial pivoting otherwise."""
+
+
+def tree_factor(blocks: TreeBlocks, structure: TreeStructure, pivoting: bool = True) -> TreeFactors:
+    """S_i⁻¹, the gains S_i⁻¹ U_i and L_i, level by level from the leaves, in slot order. With
+    ``pivoting=False`` each S_i is first inverted pivoting on its diagonal in order
+    (``lu.inverse_unpivoted``: the blocks' ``late`` unknowns last, see ``tree_structure``), and the
+    whole factorisation again with partial pivoting where a pivot fell below ``PIVOT_RATIO`` of its
+    column (a factorisation that a simplified Newton iteration only needs approximately: the 32-link
+    chain's Lobatto-2 step has ratios of about 1e-3). In an ensemble's batch (``lu.in_batch``), where
+    a conditional computes both branches, it pivots at once."""
     b = structure.block_size
     depth, width = structure.levels.shape
     dummy = jnp.eye(b, dtype=blocks.diagonal.dtype)[None]
@@ -297,18 +315,26 @@ def tree_factor(blocks: TreeBlocks, structure: TreeStructure) -> TreeFactors:
     diagonal = jnp.concatenate([blocks.diagonal, dummy])[levels]
     upper = jnp.concatenate([blocks.upper, 0.0 * dummy])[levels]
     lower = jnp.concatenate([blocks.lower, 0.0 * dummy])[levels]
+    pivoting = pivoting or lu.in_batch()
+    invert = (lambda S: (lu.inverse(S), jnp.ones((), S.dtype))) if pivoting else lu.inverse_unpivoted
 
-    def level(pushed: jax.Array, rows: tuple[jax.Array, ...]) -> tuple[jax.Array, TreeFactors]:
+    def level(pushed: jax.Array, rows: tuple[jax.Array, ...]) -> tuple[jax.Array, tuple[TreeFactors, jax.Array]]:
         d, diagonal, upper, lower, children = rows
-        inverse = jax.vmap(lu.inverse)(diagonal - jnp.sum(pushed[children], axis=1))
+        inverse, ratio = jax.vmap(invert)(diagonal - jnp.sum(pushed[children], axis=1))
         gain = inverse @ upper
-        return jax.lax.dynamic_update_slice(pushed, lower @ gain, (d * width, 0, 0)), TreeFactors(inverse, gain, lower)
+        pushed = jax.lax.dynamic_update_slice(pushed, lower @ gain, (d * width, 0, 0))
+        return pushed, (TreeFactors(inverse, gain, lower), ratio)
 
     # pushed[slot] = L_i S_i⁻¹ U_i of the block in that slot, once its level is done; the last slot,
     # which no level writes, is the zero that padded children tables point at
     pushed = jnp.zeros((depth * width + 1, b, b), blocks.diagonal.dtype)
     rows = (jnp.arange(depth), diagonal, upper, lower, jnp.asarray(structure.child_slots))
-    return jax.lax.scan(level, pushed, rows)[1]
+    factors, ratios = jax.lax.scan(level, pushed, rows)[1]
+    if pivoting:
+        return factors
+    kept = jnp.all(ratios >= PIVOT_RATIO) & jnp.all(jnp.isfinite(factors.inverse))
+    repivoted: TreeFactors = jax.lax.cond(kept, lambda: factors, lambda: tree_factor(blocks, structure))
+    return repivoted
 
 
 def tree_solve(factors: TreeFactors, r: jax.Array, structure: TreeStructure) -> jax.Array:

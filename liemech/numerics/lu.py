@@ -51,6 +51,11 @@ def batched() -> Iterator[None]:
         _BATCHED.reset(token)
 
 
+def in_batch() -> bool:
+    """Whether an ensemble's batched step is being traced (``batched``)."""
+    return _BATCHED.get()
+
+
 def inverts(n: int) -> bool:
     """Whether Newton inverts its n × n systems (``inverse``) rather than factorising them."""
     return n <= SMALL_SYSTEM and not _BATCHED.get()
@@ -175,6 +180,33 @@ def inverse(matrix: jax.Array) -> jax.Array:
     augmented = jnp.concatenate([matrix, jnp.eye(n, dtype=matrix.dtype)], axis=1)
     out: jax.Array = jax.lax.fori_loop(0, n, eliminate, augmented)[:, n:]
     return out
+
+
+def inverse_unpivoted(matrix: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A⁻¹ by Gauss–Jordan elimination in place, pivoting on the diagonal in order, and the
+    smallest ratio |a_kk| / max_{i≥k} |a_ik| met (1 where partial pivoting would have kept every
+    pivot; 0 or NaN where a pivot vanished). Pivot k scales row k by 1/a_kk, stores 1/a_kk in its
+    place, and subtracts a_ik times the row from every other row i, whose column k becomes
+    −a_ik/a_kk: half ``inverse``'s entries, and no pivot search or row swap, which cost a quarter of
+    its time (inverting 34 blocks of 28 unknowns in 17 steps of two). Its multipliers are bounded by
+    1/ratio, and its error grows with them; a caller that needs an accurate inverse keeps
+    ``inverse``, or checks the ratio."""
+    n = matrix.shape[-1]
+    rows = jnp.arange(n)
+
+    def eliminate(k: jax.Array, state: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, jax.Array]:
+        a, smallest = state
+        column = jax.lax.dynamic_index_in_dim(a, k, axis=1, keepdims=False)
+        row_k = jax.lax.dynamic_index_in_dim(a, k, keepdims=False)
+        pivot = column[k]
+        smallest = jnp.minimum(smallest, jnp.abs(pivot) / jnp.max(jnp.where(rows >= k, jnp.abs(column), 0.0)))
+        is_k = rows == k
+        pivot_row = jnp.where(is_k, 1.0, row_k) / pivot
+        eliminated = jnp.where(is_k[None, :], 0.0, a) - jnp.where(is_k, 0.0, column)[:, None] * pivot_row[None, :]
+        return jnp.where(is_k[:, None], pivot_row[None, :], eliminated), smallest
+
+    inverted, smallest = jax.lax.fori_loop(0, n, eliminate, (matrix, jnp.ones((), matrix.dtype)))
+    return inverted, smallest
 
 
 def _substitute(factors: LUFactors, r: jax.Array, transposed: bool) -> jax.Array:

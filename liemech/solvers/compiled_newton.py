@@ -279,7 +279,7 @@ def _factorisation(structure: block_tree.TreeStructure | None, size: int) -> Cal
     block tree, the tree's."""
     if structure is None:
         return lu.inverse if lu.inverts(size) else lu.lu_factor
-    return lambda blocks: block_tree.tree_factor(blocks, structure)
+    return lambda blocks: block_tree.tree_factor(blocks, structure, pivoting=False)
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],

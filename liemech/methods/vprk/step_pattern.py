@@ -70,9 +70,15 @@ def step_tree(sparsity: BodySparsity, stages: int, local: bool = False) -> TreeS
     once per mechanism and number of stages: ``integrate`` asks again at every call. H, Λ and ν are
     differentiated apart: Λ and ν enter the equations through a few linear terms only (the
     constraint forces; dτ(ξ)ᵀν, the tangency and ν's closure), so their directional derivatives cost
-    a fraction of H's. Leaving out the entries of ``step_entries`` takes fewer of them."""
+    a fraction of H's. Leaving out the entries of ``step_entries`` takes fewer of them. Λ comes
+    last in each body's block: its constraint rows and multipliers have no diagonal entries, and
+    Newton then inverts the blocks pivoting on their diagonals in order (``tree_factor``)."""
     trees = _TREES.setdefault(sparsity, {})
     if (stages, local) not in trees:
-        trees[stages, local] = sparsity.tree(step_labels(sparsity, stages), step_entries(sparsity, stages, local),
-                                             step_parts(sparsity, stages, local))
+        n, m = sparsity.coordinate_body.size, sparsity.row_body.size
+        labels = step_labels(sparsity, stages)
+        late = np.zeros(labels.size, dtype=bool)
+        late[stages * n:stages * (n + m)] = True
+        trees[stages, local] = sparsity.tree(labels, step_entries(sparsity, stages, local),
+                                             step_parts(sparsity, stages, local), late)
     return trees[stages, local]
