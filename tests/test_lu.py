@@ -10,8 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from liemech.numerics.lu import (
-    LAPACK_CHUNK_WORK, SMALL_SYSTEM, batched, inverse, inverse_unpivoted, lu_factor, lu_solve, lu_solve_transposed,
-    solve)
+    LAPACK_CHUNK_WORK, SMALL_SYSTEM, approximate_inverse, batched, inverse, inverse_unpivoted, lu_factor, lu_solve,
+    lu_solve_transposed, solve)
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -156,3 +156,23 @@ def test_inverse_without_pivoting_and_its_smallest_pivot_ratio() -> None:
     swapped[0, 0] = 0.0
     singular_inverse, singular_ratio = inverse_unpivoted(jnp.asarray(swapped))
     assert not float(singular_ratio) > 0.0 and not np.all(np.isfinite(np.asarray(singular_inverse)))
+
+
+def test_approximate_inverse_pivots_only_where_a_pivot_is_small() -> None:
+    """Newton's inverse for unknowns laid out with their multipliers last: without pivoting where
+    every pivot ratio passes (a column diagonally dominant matrix, ratio 1), with partial pivoting
+    where one does not (a KKT matrix with its multipliers first: its first pivot is zero), each
+    exactly the inverse that path computes alone; the latter within the bound of
+    ``test_inverse_alone_and_batched_and_without_library_calls``."""
+    rng = np.random.default_rng(29)
+    n = 9
+    A = rng.standard_normal((n, n))
+    dominant = A + np.diag(np.sum(np.abs(A), axis=0) + 1.0)
+    G = rng.standard_normal((3, n - 3))
+    kkt = np.block([[np.zeros((3, 3)), G], [G.T, 4.0 * np.eye(n - 3)]])
+    approximate = jax.jit(approximate_inverse)
+    np.testing.assert_array_equal(np.asarray(approximate(dominant)), np.asarray(inverse_unpivoted(jnp.asarray(dominant))[0]))
+    np.testing.assert_array_equal(np.asarray(approximate(kkt)), np.asarray(jax.jit(inverse)(kkt)))
+    exact = np.linalg.inv(kkt)
+    bound = 4 * n * np.linalg.cond(kkt, np.inf) * EPS * np.max(np.sum(np.abs(exact), axis=1))
+    assert np.max(np.abs(np.asarray(approximate(kkt)) - exact)) <= bound

@@ -23,7 +23,7 @@ unknowns have zero diagonal sub-blocks): for a linear solve each inversion pivot
 (``lu.inverse``); for Newton, which needs J only approximately, the multipliers come last in their
 blocks and each block is inverted pivoting on its diagonal in order (``lu.inverse_unpivoted``,
 a quarter less time), and the whole factorisation again with partial pivoting where a pivot was
-small against its column (``PIVOT_RATIO``). The inverse's round-off, cond(S_i)·eps relative
+small against its column (``lu.PIVOT_RATIO``). The inverse's round-off, cond(S_i)·eps relative
 (times the elimination's growth without pivoting), only slows a simplified Newton's contraction
 by as much. There is no pivoting across blocks: every S_i must be regular. S_i is the Schur
 complement of the subtree of i (i and the blocks below it), so it is when each subtree's block is:
@@ -294,17 +294,11 @@ def tree_linear_solve(linear: Callable[[jax.Array], jax.Array], r: jax.Array, bl
     return out
 
 
-PIVOT_RATIO = 1e-6
-"""``tree_factor(pivoting=False)`` keeps its inverses where every diagonal pivot was at least this
-fraction of the largest entry on or below it in its column (every multiplier of the elimination
-at most 1/``PIVOT_RATIO``), and factorises again with partial pivoting otherwise."""
-
-
 def tree_factor(blocks: TreeBlocks, structure: TreeStructure, pivoting: bool = True) -> TreeFactors:
     """S_i⁻¹, the gains S_i⁻¹ U_i and L_i, level by level from the leaves, in slot order. With
     ``pivoting=False`` each S_i is first inverted pivoting on its diagonal in order
     (``lu.inverse_unpivoted``: the blocks' ``late`` unknowns last, see ``tree_structure``), and the
-    whole factorisation again with partial pivoting where a pivot fell below ``PIVOT_RATIO`` of its
+    whole factorisation again with partial pivoting where a pivot fell below ``lu.PIVOT_RATIO`` of its
     column (a factorisation that a simplified Newton iteration only needs approximately: the 32-link
     chain's Lobatto-2 step has ratios of about 1e-3). In an ensemble's batch (``lu.in_batch``), where
     a conditional computes both branches, it pivots at once."""
@@ -332,7 +326,7 @@ def tree_factor(blocks: TreeBlocks, structure: TreeStructure, pivoting: bool = T
     factors, ratios = jax.lax.scan(level, pushed, rows)[1]
     if pivoting:
         return factors
-    kept = jnp.all(ratios >= PIVOT_RATIO) & jnp.all(jnp.isfinite(factors.inverse))
+    kept = jnp.all(ratios >= lu.PIVOT_RATIO) & jnp.all(jnp.isfinite(factors.inverse))
     repivoted: TreeFactors = jax.lax.cond(kept, lambda: factors, lambda: tree_factor(blocks, structure))
     return repivoted
 

@@ -209,6 +209,23 @@ def inverse_unpivoted(matrix: jax.Array) -> tuple[jax.Array, jax.Array]:
     return inverted, smallest
 
 
+PIVOT_RATIO = 1e-6
+"""An elimination without pivoting is kept where every pivot was at least this fraction of the
+largest entry on or below it in its column, every multiplier of the elimination at most
+1/``PIVOT_RATIO`` (``approximate_inverse``, ``block_tree.tree_factor``)."""
+
+
+def approximate_inverse(matrix: jax.Array) -> jax.Array:
+    """A⁻¹ for a simplified Newton iteration, which needs its Jacobian only approximately (the
+    solution's residual is evaluated exactly; a less accurate inverse only contracts more slowly):
+    ``inverse_unpivoted`` where every pivot passed ``PIVOT_RATIO``, else ``inverse``. For a caller
+    whose unknowns have their multipliers last, so that the leading blocks are regular."""
+    unpivoted, ratio = inverse_unpivoted(matrix)
+    kept = (ratio >= PIVOT_RATIO) & jnp.all(jnp.isfinite(unpivoted))
+    inverted: jax.Array = jax.lax.cond(kept, lambda: unpivoted, lambda: inverse(matrix))
+    return inverted
+
+
 def _substitute(factors: LUFactors, r: jax.Array, transposed: bool) -> jax.Array:
     """x = U⁻¹ L⁻¹ P r (or x = Pᵀ L⁻ᵀ U⁻ᵀ r), row by row over any leading batch axes."""
     lu, n = factors.lu, factors.lu.shape[-1]

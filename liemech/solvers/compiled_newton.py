@@ -75,7 +75,7 @@ up to 3e-8), and a solve from them ends only at this level."""
 def solve(
     residual: Callable[..., jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
     structure: block_tree.TreeStructure | None = None, parts: Sequence[int] | None = None,
-    carried: Any = None,
+    carried: Any = None, ordered: bool = False,
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
     given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
@@ -83,7 +83,9 @@ def solve(
     x split at ``parts`` (``numpy.split``'s indices; by default the structure's, or x whole); a
     structure must split x where ``parts`` does. With ``jacobian="carried"`` Newton starts from the
     ``carried`` factors of an earlier solve (``unset_factors`` before the first) and returns the
-    factors it ended with in ``factors``.
+    factors it ended with in ``factors``. ``ordered``: the unknowns have their multipliers last, so
+    that a small dense J may be inverted pivoting on its diagonal in order (``lu.approximate_inverse``;
+    a block tree orders its blocks so itself).
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J(x*)⁻¹ ∂r): Newton's iterates are never
@@ -95,7 +97,7 @@ def solve(
 
     def newton(f: Callable[[jax.Array], jax.Array], pieces: Callable[..., jax.Array], start: jax.Array,
                scale: jax.Array, carried: Any) -> tuple[jax.Array, tuple[jax.Array, Any]]:
-        end, factors = _iterate(f, pieces, start, options, scale, structure, carried)
+        end, factors = _iterate(f, pieces, start, options, scale, structure, carried, ordered)
         # auxiliary outputs travel as floating point: custom_root's must be, and custom_jvp's get
         # zero tangents
         return end.x, (jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status]),
@@ -198,12 +200,12 @@ def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
 
 def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,
              options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None,
-             carried: Any) -> tuple[_Loop, Any]:
+             carried: Any, ordered: bool = False) -> tuple[_Loop, Any]:
     """Newton's loop from x0 to the stopping rule of ``options``, and the factors it ended with
     (``jacobian="carried"``; None otherwise); ``of_pieces`` is the residual of the pieces of x
     (``solve``)."""
     x0 = jax.lax.stop_gradient(x0)
-    factor, solve_with = _linear_algebra(residual, of_pieces, structure, x0.size)
+    factor, solve_with = _linear_algebra(residual, of_pieces, structure, x0.size, ordered)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
@@ -273,22 +275,26 @@ def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[...
     return jax.lax.while_loop(lambda pair: running(pair[0]), refreshed, (probed, carried))
 
 
-def _factorisation(structure: block_tree.TreeStructure | None, size: int) -> Callable[[Any], Any]:
+def _factorisation(structure: block_tree.TreeStructure | None, size: int,
+                   ordered: bool = False) -> Callable[[Any], Any]:
     """J ↦ its factors: the inverse up to ``lu.SMALL_SYSTEM`` unknowns (the step then calls no
-    library), LAPACK's LU beyond and in an ensemble (``lu.inverts``); or, given J's blocks along a
-    block tree, the tree's."""
+    library; for ``ordered`` unknowns without pivoting where it may, ``lu.approximate_inverse``),
+    LAPACK's LU beyond and in an ensemble (``lu.inverts``); or, given J's blocks along a block
+    tree, the tree's (without pivoting where it may)."""
     if structure is None:
-        return lu.inverse if lu.inverts(size) else lu.lu_factor
+        if not lu.inverts(size):
+            return lu.lu_factor
+        return lu.approximate_inverse if ordered else lu.inverse
     return lambda blocks: block_tree.tree_factor(blocks, structure, pivoting=False)
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
-                    structure: block_tree.TreeStructure | None, size: int) -> tuple[
+                    structure: block_tree.TreeStructure | None, size: int, ordered: bool = False) -> tuple[
         Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
     """x ↦ factors of J(x) (``_factorisation``), and (factors, r) ↦ the Newton update J⁻¹r, for
     ``size`` unknowns: J = ``jax.jacfwd``, or from one JVP per colour of its columns along a block
     tree."""
-    factorise = _factorisation(structure, size)
+    factorise = _factorisation(structure, size, ordered)
     if structure is None:
         jacobian = jax.jacfwd(residual)
         solve_with = (lambda inverse, r: jnp.sum(inverse * r, axis=-1)) if lu.inverts(size) else lu.lu_solve

@@ -97,7 +97,7 @@ class MultiplierEquations:
         c, H, n = cast(_Carry, carry), self._H, self._H.n
         guess = jnp.concatenate([H.predictor(c.g, c.mu, h), c.lam])
         outcome = compiled_newton.solve(lambda x: self._equations(x, c.g, c.mu, h), guess, self._newton,
-                                        H.equation_size(c.g, c.mu, c.lam, h, 1.0))
+                                        H.equation_size(c.g, c.mu, c.lam, h, 1.0), ordered=True)
         q1, p1, lam1 = outcome.x[:n], outcome.x[n : 2 * n], outcome.x[2 * n :]
         return _Carry(q1, p1, lam1), node(q1, p1, H.M_inv @ p1, lam1, outcome.iterations, outcome.residual,
                                          outcome.status)

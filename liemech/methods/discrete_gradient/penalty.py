@@ -133,7 +133,7 @@ class PenaltyEquations:
         """x = (q₁, p₁) of the subproblem, by Newton from ``guess``."""
         # μ g(q) carries round-off μ·eps·|q|²: that, not |x|, sets the attainable residual.
         scale = self.hamiltonian.equation_size(sub.q0, sub.p0, sub.lam, h, sub.penalty)
-        return compiled_newton.solve(lambda x: self._equations(x, sub, h), guess, self._newton, scale)
+        return compiled_newton.solve(lambda x: self._equations(x, sub, h), guess, self._newton, scale, ordered=True)
 
     def multiplier_estimate(self, sub: Subproblem, q1: jax.Array) -> jax.Array:
         """The effective multiplier of the step in liemech's sign: −(λ + μ(g(q₀) + g(q₁))) (midpoint

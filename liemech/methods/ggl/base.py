@@ -168,7 +168,8 @@ class GGLEquations:
         # Round-off is judged against the size of the terms of the equations: qⁿ, pⁿ and the
         # velocity M⁻¹pⁿ that the secondary constraints multiply, not the multipliers.
         scale = jnp.max(jnp.abs(jnp.concatenate([c.g, c.mu, self.M_inv @ c.mu])))
-        outcome = compiled_newton.solve(lambda x: self.equations(x, c.g, c.mu, h), x0, self._newton, scale)
+        outcome = compiled_newton.solve(lambda x: self.equations(x, c.g, c.mu, h), x0, self._newton, scale,
+                                        ordered=True)
         x = outcome.x
         eta, lam, extras = self.result(x)
         q1, p1 = x[:n], x[n : 2 * n]
