@@ -200,7 +200,7 @@ def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
 
 def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,
              options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None,
-             carried: Any, ordered: bool = False) -> tuple[_Loop, Any]:
+             carried: Any, ordered: bool) -> tuple[_Loop, Any]:
     """Newton's loop from x0 to the stopping rule of ``options``, and the factors it ended with
     (``jacobian="carried"``; None otherwise); ``of_pieces`` is the residual of the pieces of x
     (``solve``)."""
@@ -289,7 +289,7 @@ def _factorisation(structure: block_tree.TreeStructure | None, size: int,
 
 
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
-                    structure: block_tree.TreeStructure | None, size: int, ordered: bool = False) -> tuple[
+                    structure: block_tree.TreeStructure | None, size: int, ordered: bool) -> tuple[
         Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
     """x ↦ factors of J(x) (``_factorisation``), and (factors, r) ↦ the Newton update J⁻¹r, for
     ``size`` unknowns: J = ``jax.jacfwd``, or from one JVP per colour of its columns along a block
