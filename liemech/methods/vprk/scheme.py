@@ -61,7 +61,9 @@ Every derivative (f, μ, B, ∂φ/∂η, λ(g, η) and Newton's Jacobian) comes 
 differentiation of ℓ, Φ and φ; the step is compiled once per problem and method. Constraint forces
 Bᵀλ and the tangency Bv take one reverse or forward pass through Φ, never the whole B. A holonomic
 problem with a ``sparsity`` whose bodies form a tree has its Newton Jacobian built from one
-directional derivative per colour of its columns and solved body by body (``numerics.block_tree``).
+directional derivative per colour of its columns and solved body by body (``numerics.block_tree``);
+with the Lobatto IIIA pair of s = 2 and holonomic constraints alone, as a position stage and then
+a velocity stage, the same roots in fewer unknowns per body (``rattle_stages``).
 """
 
 import functools
@@ -84,7 +86,9 @@ from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp, vjp_
 from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
-from liemech.methods.vprk.step_pattern import step_tree
+from liemech.methods.vprk import rattle_stages
+from liemech.methods.vprk.rattle_stages import RattleStages
+from liemech.methods.vprk.step_pattern import stage_trees, step_tree
 from liemech.numerics import block_tree
 from liemech.owned_compilation import kept
 from liemech.solvers import compiled_newton, starting_guess
@@ -327,6 +331,7 @@ class VPRKEquations(Generic[P]):
         # on the tree for Lobatto IIIA the stage velocities are unknown as y with H = K y, K the
         # identity with its first column v = self._y (``step_pattern``)
         self._y = None if self._tree is None else self._null
+        self._rattle = self._rattle_stages(problem)
 
     @property
     def tree(self) -> block_tree.TreeStructure | None:
@@ -354,6 +359,19 @@ class VPRKEquations(Generic[P]):
             return None
         return tree
 
+    def _rattle_stages(self, problem: Problem[P]) -> RattleStages[P] | None:
+        """Lobatto-2 on the block tree with holonomic constraints alone: the step solved as a
+        position stage and then a velocity stage (``rattle_stages``), else None."""
+        if self._tree is None or self._y is None or problem.holonomic is None or not rattle_stages.splits(
+                self._A, self._b):
+            return None
+        assert problem.sparsity is not None  # a block tree comes from the problem's sparsity
+        trees = stage_trees(problem.sparsity)
+        if trees is None:
+            return None
+        return RattleStages(self._group, self._tau, self._system, problem.holonomic, self._force, self._b, trees,
+                            self._newton)
+
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         lam = np.zeros(0) if state.lam is None else state.lam
@@ -365,6 +383,8 @@ class VPRKEquations(Generic[P]):
         c = _Carry(state.g, mu, lam, guess, t, work, history)
         if self._newton.jacobian != "carried":
             return c
+        if self._rattle is not None:
+            return c._replace(factors=self._rattle.unset_factors(guess))
         return c._replace(factors=compiled_newton.unset_factors(guess, self._tree))
 
     def _multiplier(self, g: P, mu: jax.Array, t: jax.Array) -> jax.Array:
@@ -496,6 +516,8 @@ class VPRKEquations(Generic[P]):
 
     def step(self, carry: object, h: jax.Array) -> tuple[object, Node]:
         c = cast(_Carry[P], carry)
+        if self._rattle is not None:
+            return self._step_by_stages(c, h)
         lam_k = self._entering(c)
         stages = traced_once(lambda *pieces: self._stages(pieces, c, lam_k, h), *self._pieces(c.guess))
         outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
@@ -516,3 +538,14 @@ class VPRKEquations(Generic[P]):
         history, guess = starting_guess.extrapolate(c.history, outcome.x)
         return _Carry(end.g_next, end.mu_next, end.lam_next, guess, c.t + h, work, history, outcome.factors), node(
             end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, residual, status, extras)
+
+    def _step_by_stages(self, c: _Carry[P], h: jax.Array) -> tuple[object, Node]:
+        """The step as a position and a velocity stage (``rattle_stages``)."""
+        assert self._rattle is not None
+        out = self._rattle.solve(c.g, c.mu, c.t, c.guess, h, c.factors)
+        eta_next = jnp.asarray(self._system.velocity(out.g_next, out.mu_next))
+        work = c.work + out.work
+        history, guess = starting_guess.extrapolate(c.history, out.x)
+        return _Carry(out.g_next, out.mu_next, out.lam_next, guess, c.t + h, work, history, out.factors), node(
+            out.g_next, out.mu_next, eta_next, out.lam_next, out.iterations, out.residual, out.status,
+            {} if self._force is None else {"work": work})

@@ -22,6 +22,8 @@ from liemech.numerics.block_tree import TreeStructure
 
 _TREES: "weakref.WeakKeyDictionary[BodySparsity, dict[tuple[int, bool], TreeStructure | None]]" = (
     weakref.WeakKeyDictionary())
+_STAGE_TREES: "weakref.WeakKeyDictionary[BodySparsity, tuple[TreeStructure, TreeStructure] | None]" = (
+    weakref.WeakKeyDictionary())
 
 
 def step_labels(sparsity: BodySparsity, stages: int) -> Labels:
@@ -82,3 +84,22 @@ def step_tree(sparsity: BodySparsity, stages: int, local: bool = False) -> TreeS
         trees[stages, local] = sparsity.tree(labels, step_entries(sparsity, stages, local),
                                              step_parts(sparsity, stages, local), late)
     return trees[stages, local]
+
+
+def stage_trees(sparsity: BodySparsity) -> tuple[TreeStructure, TreeStructure] | None:
+    """Lobatto-2 with ``local`` unknowns, solved as a position stage and then a velocity stage
+    (``rattle_stages``): the block trees of the position stage, unknowns (y¹, y², Λ¹) and rows
+    (the momentum rows, Φ(G²) = 0), and of the velocity stage, unknowns (Λ², ν) and rows (the
+    tangency, ν's closure). They are the leading and the trailing principal blocks of the step's
+    pattern (None if either is no tree), analysed once per mechanism."""
+    if sparsity not in _STAGE_TREES:
+        n, m = sparsity.coordinate_body.size, sparsity.row_body.size
+        labels, entries = step_labels(sparsity, 2), step_entries(sparsity, 2, local=True)
+        position, velocity = slice(0, 2 * n + m), slice(2 * n + m, None)
+        late = np.zeros(labels.size, dtype=bool)
+        late[2 * n:2 * (n + m)] = True
+        position_tree = sparsity.tree(labels[position], entries[position, position], (n, 2 * n), late[position])
+        velocity_tree = sparsity.tree(labels[velocity], entries[velocity, velocity], (m,), late[velocity])
+        _STAGE_TREES[sparsity] = (None if position_tree is None or velocity_tree is None
+                                  else (position_tree, velocity_tree))
+    return _STAGE_TREES[sparsity]
