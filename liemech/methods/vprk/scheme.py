@@ -86,8 +86,7 @@ from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp, vjp_
 from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
-from liemech.methods.vprk import rattle_stages
-from liemech.methods.vprk.rattle_stages import RattleStages
+from liemech.methods.vprk.rattle_stages import RattleStages, splits
 from liemech.methods.vprk.step_pattern import stage_trees, step_tree
 from liemech.numerics import block_tree
 from liemech.owned_compilation import kept
@@ -362,8 +361,7 @@ class VPRKEquations(Generic[P]):
     def _rattle_stages(self, problem: Problem[P]) -> RattleStages[P] | None:
         """Lobatto-2 on the block tree with holonomic constraints alone: the step solved as a
         position stage and then a velocity stage (``rattle_stages``), else None."""
-        if self._tree is None or self._y is None or problem.holonomic is None or not rattle_stages.splits(
-                self._A, self._b):
+        if self._tree is None or self._y is None or problem.holonomic is None or not splits(self._A, self._b):
             return None
         assert problem.sparsity is not None  # a block tree comes from the problem's sparsity
         trees = stage_trees(problem.sparsity)
