@@ -307,6 +307,7 @@ class VPRKEquations(Generic[P]):
         # C_ij = b_j a_ji / b_i (the boxed residual (26))
         self._C = np.asarray((t.b[None, :] * t.A.T) / t.b[:, None])
         self._null = _velocity_direction(self._A, self._b)
+        self._last_is_step = bool(np.all(self._A[-1] == self._b))
         self._holonomic = problem.holonomic
         self._nonholonomic = problem.nonholonomic
         self._force = problem.force
@@ -331,6 +332,14 @@ class VPRKEquations(Generic[P]):
         # identity with its first column v = self._y (``step_pattern``)
         self._y = None if self._tree is None else self._null
         self._rattle = self._rattle_stages(problem)
+        # Ξ¹ = 0 given as a constant outside the stages' batch (``_over_stages``) pays up to s = 3,
+        # where a stage is a third of the step (µs a step: the heavy top's Lobatto-2 with cay 2.5–2.6
+        # → 1.7–1.9, the Chaplygin sleigh's Lobatto-3 15.9–16.0 → 12.4–12.5), not at s = 4, where
+        # the stage compiled apart costs more than it saves (+2–4 %), and not on the block tree,
+        # where each colour's derivative carries the stage again (the 8-link chain's Lobatto-3:
+        # −9 % a step, but 12.0–12.8 → 16.4–16.5 s to compile).
+        self._first_at_rest = (1 < self._s <= 3 and self._tree is None and not self._vector_space
+                               and bool(np.all(self._A[0] == 0.0)))
 
     @property
     def tree(self) -> block_tree.TreeStructure | None:
@@ -460,8 +469,10 @@ class VPRKEquations(Generic[P]):
             pulled_j = self._coadjoint(group.inverse(T_j), f_j)
             return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j, power_j
 
-        T, G, Pi, ND, pulled, phi, power = self._over_stages(stage, Xi, H, Lam, c.t + self._c * h)
-        T_xi = tau.tau(xi)
+        T, G, Pi, ND, pulled, phi, power = self._over_stages(stage, Xi, H, Lam, c.t + self._c * h,
+                                                             first_at_rest=self._first_at_rest)
+        # Ξˢ = ξ where A's last row is b (Lobatto IIIA): τ(ξ) is the last stage's
+        T_xi = jax.tree.map(lambda leaf: leaf[-1], T) if self._last_is_step else tau.tau(xi)
         mu_next = self._coadjoint(T_xi, mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
         # On the block-tree path μ_{k+1} is an unknown ν too, closed by ν = μ_{k+1}: the tangency
@@ -492,13 +503,24 @@ class VPRKEquations(Generic[P]):
             rows.append(momentum - mu_next)
         return _Stages(g_next, mu_next, jnp.concatenate(rows), lam_next, h * (self._b @ power))
 
-    def _over_stages(self, stage: Callable[..., R], *stacked: object) -> R:
+    def _over_stages(self, stage: Callable[..., R], *stacked: object, first_at_rest: bool = False) -> R:
         """``stage`` on each stage's slice of the ``stacked`` arguments, outputs stacked: one traced
-        stage batched over the stages (s times less to compile), or a loop (``unrolled``)."""
-        if not self._unrolled:
+        stage batched over the stages (s times less to compile), or a loop (``unrolled``, or a
+        single stage: unbatched, its scalar tests are branches, ``series._stacked``).
+        ``first_at_rest``: the first argument is Ξ with Ξ¹ = 0 (A's first row is zero), given to the
+        first stage as a constant, outside the batch, so that XLA folds the retraction's coefficients
+        there (exp's series and closed forms, computed at run time at Ξ¹ = h·0·H)."""
+        if first_at_rest:
+            Xi, *others = stacked
+            assert isinstance(Xi, jax.Array)
+            first = stage(jnp.zeros_like(Xi[0]), *jax.tree.map(lambda leaf: leaf[0], others))
+            rest = self._over_stages(stage, Xi[1:], *jax.tree.map(lambda leaf: leaf[1:], others))
+            joined: R = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), first, rest)
+            return joined
+        count = jax.tree.leaves(stacked)[0].shape[0]
+        if not self._unrolled and count > 1:
             out: R = jax.vmap(stage)(*stacked)
             return out
-        count = jax.tree.leaves(stacked)[0].shape[0]
         outs = [stage(*jax.tree.map(lambda leaf: leaf[i], stacked)) for i in range(count)]
         stacked_outs: R = jax.tree.map(lambda *leaves: jnp.stack(leaves), *outs)
         return stacked_outs
