@@ -332,13 +332,14 @@ class VPRKEquations(Generic[P]):
         # identity with its first column v = self._y (``step_pattern``)
         self._y = None if self._tree is None else self._null
         self._rattle = self._rattle_stages(problem)
-        # Ξ¹ = 0 given as a constant outside the stages' batch (``_over_stages``) pays up to s = 3,
-        # where a stage is a third of the step (µs a step: the heavy top's Lobatto-2 with cay 2.5–2.6
-        # → 1.7–1.9, the Chaplygin sleigh's Lobatto-3 15.9–16.0 → 12.4–12.5), not at s = 4, where
-        # the stage compiled apart costs more than it saves (+2–4 %), and not on the block tree,
-        # where each colour's derivative carries the stage again (the 8-link chain's Lobatto-3:
-        # −9 % a step, but 12.0–12.8 → 16.4–16.5 s to compile).
-        self._first_at_rest = (1 < self._s <= 3 and self._tree is None and not self._vector_space
+        # Ξ¹ = 0 given as a constant outside the stages' batch (``_over_stages``) pays at s = 2,
+        # where the first stage is half the step (µs a step: the heavy top's Lobatto-2 with cay
+        # 2.5–2.6 → 1.7–1.9). At s = 3 the stage compiled apart costs 20–30 % more compile time for
+        # 0–22 % less run time (the heavy top's Lobatto-3 1.6–1.7 → 2.0–2.1 s to compile, the
+        # Chaplygin sleigh's 5.9–6.1 → 7.1–7.3), at s = 4 it costs run time too (+2–4 %), and on the
+        # block tree each colour's derivative carries the stage again (the 8-link chain's Lobatto-3:
+        # 12.0–12.8 → 16.4–16.5 s to compile).
+        self._first_at_rest = (self._s == 2 and self._tree is None and not self._vector_space
                                and bool(np.all(self._A[0] == 0.0)))
 
     @property
