@@ -326,8 +326,8 @@ def tree_factor(blocks: TreeBlocks, structure: TreeStructure, pivoting: bool = T
     factors, ratios = jax.lax.scan(level, pushed, rows)[1]
     if pivoting:
         return factors
-    kept = jnp.all(ratios >= lu.PIVOT_RATIO) & jnp.all(jnp.isfinite(factors.inverse))
-    repivoted: TreeFactors = jax.lax.cond(kept, lambda: factors, lambda: tree_factor(blocks, structure))
+    repivoted: TreeFactors = jax.lax.cond(lu.pivots_pass(ratios, factors.inverse), lambda: factors,
+                                          lambda: tree_factor(blocks, structure))
     return repivoted
 
 

@@ -215,14 +215,19 @@ largest entry on or below it in its column, every multiplier of the elimination 
 1/``PIVOT_RATIO`` (``approximate_inverse``, ``block_tree.tree_factor``)."""
 
 
+def pivots_pass(ratios: jax.Array, inverses: jax.Array) -> jax.Array:
+    """Whether inverses without pivoting are kept: every pivot ratio at least ``PIVOT_RATIO`` and
+    every entry finite."""
+    return jnp.all(ratios >= PIVOT_RATIO) & jnp.all(jnp.isfinite(inverses))
+
+
 def approximate_inverse(matrix: jax.Array) -> jax.Array:
     """A⁻¹ for a simplified Newton iteration, which needs its Jacobian only approximately (the
     solution's residual is evaluated exactly; a less accurate inverse only contracts more slowly):
     ``inverse_unpivoted`` where every pivot passed ``PIVOT_RATIO``, else ``inverse``. For a caller
     whose unknowns have their multipliers last, so that the leading blocks are regular."""
     unpivoted, ratio = inverse_unpivoted(matrix)
-    kept = (ratio >= PIVOT_RATIO) & jnp.all(jnp.isfinite(unpivoted))
-    inverted: jax.Array = jax.lax.cond(kept, lambda: unpivoted, lambda: inverse(matrix))
+    inverted: jax.Array = jax.lax.cond(pivots_pass(ratio, unpivoted), lambda: unpivoted, lambda: inverse(matrix))
     return inverted
 
 

@@ -40,6 +40,7 @@ from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import ExternalForce
 from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp
+from liemech.methods.vprk.stage_force import stage_force
 from liemech.numerics.block_tree import TreeStructure
 from liemech.solvers import compiled_newton
 from liemech.solvers.newton import NewtonOptions
@@ -95,14 +96,6 @@ class RattleStages(Generic[P]):
         return (compiled_newton.unset_factors(position, self._position_tree),
                 compiled_newton.unset_factors(velocity, self._velocity_tree))
 
-    def _stage_force(self, g: P, eta: jax.Array, t: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """f(g, η) + F(g, η, t) and the power ⟨F, η⟩."""
-        f = jnp.asarray(self._system.force(g, eta))
-        if self._force is None:
-            return f, jnp.zeros(())
-        F = jnp.asarray(self._force(g, eta, t), dtype=float)  # type: ignore[arg-type]
-        return f + F, F @ eta
-
     def _position(self, y1: jax.Array, y2: jax.Array, lam1: jax.Array, g: P, mu: jax.Array, t: jax.Array,
                   h: jax.Array) -> tuple[jax.Array, _Kicked[P]]:
         """The position stage's rows, and what the velocity stage takes from it."""
@@ -110,7 +103,7 @@ class RattleStages(Generic[P]):
         H2, xi = y2 - y1, h * self._b2 * y2
         T = tau.tau(xi)
         g_next = group.compose(g, T)
-        f1, power1 = self._stage_force(g, y1, t)
+        f1, power1 = stage_force(L, self._force, g, y1, t)
         f1 = f1 + trivialised_vjp(group, self._phi, g, lam1)
         kicked = jnp.asarray(group.Ad_star(T, mu + h * self._b1 * f1))
         Pi1 = jnp.asarray(L.momentum(g, y1))
@@ -118,7 +111,7 @@ class RattleStages(Generic[P]):
         Pi2 = jnp.asarray(tau.dtau_star(xi, L.momentum(g_next, eta2)))
         rows = jnp.concatenate([Pi1 + h * self._b2 * jnp.asarray(tau.ddtau_star(xi, H2, Pi2))
                                 - jnp.asarray(tau.dtau_star(xi, kicked)), Pi2 - Pi1, jnp.asarray(self._phi(g_next))])
-        f2, power2 = self._stage_force(g_next, eta2, t + h)
+        f2, power2 = stage_force(L, self._force, g_next, eta2, t + h)
         return rows, _Kicked(g_next, kicked + h * self._b2 * f2, h * (self._b1 * power1 + self._b2 * power2))
 
     def _velocity(self, lam2: jax.Array, nu: jax.Array, kicked: _Kicked[P], h: jax.Array) -> tuple[

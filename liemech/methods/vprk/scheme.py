@@ -87,6 +87,7 @@ from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.methods.vprk.rattle_stages import RattleStages, splits
+from liemech.methods.vprk.stage_force import stage_force
 from liemech.methods.vprk.step_pattern import stage_trees, step_tree
 from liemech.numerics import block_tree
 from liemech.owned_compilation import kept
@@ -449,11 +450,7 @@ class VPRKEquations(Generic[P]):
             T_j = tau.tau(Xi_j)
             G_j = group.compose(g, T_j)
             eta_j = H_j if self._vector_space else jnp.asarray(tau.dtau_times(Xi_j, H_j))
-            f_j = jnp.asarray(L.force(G_j, eta_j))
-            power_j = jnp.zeros(())
-            if self._force is not None:
-                F_j = jnp.asarray(self._force(G_j, eta_j, t_j), dtype=float)  # type: ignore[arg-type]
-                f_j, power_j = f_j + F_j, F_j @ eta_j
+            f_j, power_j = stage_force(L, self._force, G_j, eta_j, t_j)
             phi_j = jnp.zeros(0)
             if self._holonomic is not None:
                 f_j = f_j + trivialised_vjp(group, self._holonomic.phi, G_j, Lam_j[:m_holonomic])
@@ -544,10 +541,8 @@ class VPRKEquations(Generic[P]):
         outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
                                         jnp.max(jnp.abs(c.mu)), self._tree, self._parts, c.factors)
         end = stages(*self._pieces(outcome.x))
-        eta_next = jnp.asarray(self._system.velocity(end.g_next, end.mu_next))
-        work = c.work + end.work
-        extras = {} if self._force is None else {"work": work}
         status, residual = outcome.status, outcome.residual
+        extras: dict[str, jax.Array] = {}
         if self._carried:
             continuous = self._continuous_multiplier(end.g_next, end.mu_next, c.t + h)
             deviation = jnp.max(jnp.abs(end.lam_next - continuous)) / jnp.maximum(1.0, jnp.max(jnp.abs(continuous)))
@@ -556,17 +551,25 @@ class VPRKEquations(Generic[P]):
                 drifted = (status == compiled_newton.Status.CONVERGED) & (deviation > self._drift_limit)
                 status = jnp.where(drifted, compiled_newton.Status.CARRIED_MULTIPLIER_DRIFT, status)
                 residual = jnp.where(drifted, deviation, residual)
-        history, guess = starting_guess.extrapolate(c.history, outcome.x)
-        return _Carry(end.g_next, end.mu_next, end.lam_next, guess, c.t + h, work, history, outcome.factors), node(
-            end.g_next, end.mu_next, eta_next, end.lam_next, outcome.iterations, residual, status, extras)
+        return self._ended(c, h, outcome.x, end.g_next, end.mu_next, end.lam_next, end.work, outcome.factors,
+                           outcome.iterations, residual, status, extras)
 
     def _step_by_stages(self, c: _Carry[P], h: jax.Array) -> tuple[object, Node]:
         """The step as a position and a velocity stage (``rattle_stages``)."""
         assert self._rattle is not None
         out = self._rattle.solve(c.g, c.mu, c.t, c.guess, h, c.factors)
-        eta_next = jnp.asarray(self._system.velocity(out.g_next, out.mu_next))
-        work = c.work + out.work
-        history, guess = starting_guess.extrapolate(c.history, out.x)
-        return _Carry(out.g_next, out.mu_next, out.lam_next, guess, c.t + h, work, history, out.factors), node(
-            out.g_next, out.mu_next, eta_next, out.lam_next, out.iterations, out.residual, out.status,
-            {} if self._force is None else {"work": work})
+        return self._ended(c, h, out.x, out.g_next, out.mu_next, out.lam_next, out.work, out.factors,
+                           out.iterations, out.residual, out.status, {})
+
+    def _ended(self, c: _Carry[P], h: jax.Array, x: jax.Array, g_next: P, mu_next: jax.Array, lam_next: jax.Array,
+               step_work: jax.Array, factors: Any, iterations: jax.Array, residual: jax.Array, status: jax.Array,
+               extras: dict[str, jax.Array]) -> tuple[object, Node]:
+        """The carry and the node at the step's end from the unknowns x it solved (Newton's next
+        guess extrapolated from them), with the external force's work since the run's first node."""
+        work = c.work + step_work
+        if self._force is not None:
+            extras = {"work": work, **extras}
+        eta_next = jnp.asarray(self._system.velocity(g_next, mu_next))
+        history, guess = starting_guess.extrapolate(c.history, x)
+        return _Carry(g_next, mu_next, lam_next, guess, c.t + h, work, history, factors), node(
+            g_next, mu_next, eta_next, lam_next, iterations, residual, status, extras)
