@@ -40,6 +40,7 @@ def test_retraction_conformance(group: lm.LieGroup[lm.Vector], kind: lm.Retracti
     # The issue's thresholds, read off the report rather than trusted from its defaults.
     assert report.worst("dτ: finite differences") <= 1e-7
     assert report.worst("ddτ: finite differences") <= 5e-9
+    assert report.worst("ddτᵀdτᵀm = Kᵀm: finite differences") <= 5e-9
     assert report.worst("τ(−ξ) = τ(ξ)⁻¹") <= 1e-12
     assert report.worst("dτ(−ξ) = Ad(τ(ξ)) dτ(ξ)") <= 1e-12
     assert report.worst("ddτ(0, η)δ = ½[η, δ]") <= 1e-12
@@ -160,8 +161,8 @@ def test_stacked_exp_coefficients_and_their_derivative_rule_equal_autodiff_of_th
 @pytest.mark.parametrize("angle", [1e-3, 1.0, 2.5])
 @pytest.mark.parametrize("group", [lm.SO3(), lm.SE3()], ids=repr)
 def test_exp_applies_its_tangents_to_vectors_as_the_matrices_do(group: lm.LieGroup[lm.Matrix], angle: float) -> None:
-    """dτ η, dτᵀμ and ddτ(ξ, η)ᵀμ in vector form equal the matrices built from dexp, dexp⁻¹, K and
-    L on either branch of the coefficients (a rotation by 2.5 is above the series' switch), and so
+    """dτ η, dτᵀμ, ddτ(ξ, η)ᵀμ and ddτ(ξ, η)ᵀdτ(ξ)ᵀμ in vector form equal the matrices built from
+    dexp, dexp⁻¹, K and L on either branch of the coefficients (a rotation by 2.5 is above the series' switch), and so
     does SE(3)'s Ad*."""
     rng = np.random.default_rng(11)
     tau = group.retraction("exp")
@@ -170,6 +171,8 @@ def test_exp_applies_its_tangents_to_vectors_as_the_matrices_do(group: lm.LieGro
     np.testing.assert_allclose(tau.dtau_times(xi, eta), tau.dtau(xi) @ eta, rtol=0, atol=1e-15 * group.dim)
     np.testing.assert_allclose(tau.dtau_star(xi, mu), tau.dtau(xi).T @ mu, rtol=0, atol=1e-15 * group.dim)
     np.testing.assert_allclose(tau.ddtau_star(xi, eta, mu), tau.ddtau(xi, eta).T @ mu, rtol=0, atol=1e-15 * group.dim)
+    np.testing.assert_allclose(tau.dtau_derivative_star(xi, eta, mu), (tau.dtau(xi) @ tau.ddtau(xi, eta)).T @ mu,
+                               rtol=0, atol=1e-14 * group.dim)
     g = group.random_point(rng)
     np.testing.assert_allclose(group.Ad_star(g, mu), group.Ad(g).T @ mu, rtol=0, atol=1e-15 * group.dim)
 

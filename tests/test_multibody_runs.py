@@ -23,17 +23,20 @@ def energy_deviation(model: Model, sol: lm.Solution[Configuration]) -> tuple[lm.
 def test_chain_energy_stays_bounded_over_a_long_run() -> None:
     """8-link chains (chaotic), no damping, Lobatto-2 on the block-tree path, h = 0.01, T = 100
     (10⁴ steps, every 50th stored), released from rest with their links bent alternately by 0.20,
-    0.22, …, 0.34 rad: each energy error stays below 1e-3 of the energy (measured at most 3.4e-4)
-    and together they do not drift: the second halves' mean deviations sum to within 1.5× the
-    first halves' (measured 0.98, and 1.20 from bends that differ in the last digit; a drift
-    linear in t from zero would make it 3×).
-    One chaotic motion alone is no such test: its ratio scatters from 0.66 to 1.88 over these
+    0.22, …, 0.34 rad: each energy error stays below 1e-3 of the energy (measured at most 5.4e-4)
+    and they do not drift: the median over the eight runs of the second half's mean deviation over
+    the first half's is at most 1.5 (a drift linear in t from zero makes each such ratio 3;
+    measured 1.08).
+    One chaotic motion alone is no such test: its ratio scatters from 0.66 to 2.5 over these
     eight states with one step map, and its largest deviations are extremes of a sample, which
-    the round-off of a different compilation moves. Every step and every stored node's joint rows
-    are solved to round-off (measured 6.6e-15 and 1.3e-15)."""
+    the round-off of a different compilation moves. Nor is the ratio of the eight runs' sums,
+    which the two or three largest ratios carry: it measured 0.98, 1.20, 1.26 and 1.54 for step
+    maps equal to round-off (two machines, two orders of the same sums), where the median
+    measured 1.08–1.09. Every step and every stored node's joint rows are solved to round-off
+    (measured 6.8e-15 and 1.3e-15)."""
     model = chain(8)
     method = lm.VPRK(lm.lobatto(2))
-    halves = np.zeros(2)
+    ratios = []
     for bend in np.arange(0.20, 0.35, 0.02):
         problem = model.problem(np.where(np.arange(8) % 2 == 0, bend, -bend), np.zeros(8))
         assert VPRKEquations(method, problem)._tree is not None
@@ -41,10 +44,10 @@ def test_chain_energy_stays_bounded_over_a_long_run() -> None:
         energy, deviation = energy_deviation(model, sol)
         half = len(deviation) // 2
         assert np.max(deviation) < 1e-3 * abs(energy[0])
-        halves += np.mean(deviation[:half]), np.mean(deviation[half:])
+        ratios.append(np.mean(deviation[half:]) / np.mean(deviation[:half]))
         assert np.max(sol.stats.residuals) < 1e-13
         assert max(float(np.max(np.abs(model.constraint_rows(p)))) for p in sol.points()) < 1e-13
-    assert halves[1] < 1.5 * halves[0]
+    assert np.median(ratios) <= 1.5
 
 
 @pytest.mark.slow

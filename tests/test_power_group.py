@@ -76,6 +76,8 @@ def test_agrees_with_the_product_of_n_copies(group: lm.PowerGroup[Any], kind: lm
             assert close(retraction.dtau(xi) @ eta, retraction.dtau_times(xi, eta))
             assert close(retraction.dtau(xi).T @ mu, retraction.dtau_star(xi, mu))
             assert close(retraction.ddtau(xi, eta).T @ mu, retraction.ddtau_star(xi, eta, mu))
+            assert close((retraction.dtau(xi) @ retraction.ddtau(xi, eta)).T @ mu,
+                         retraction.dtau_derivative_star(xi, eta, mu))
 
 
 def equations(n: int, build: Callable[[lm.PowerGroup[Any]], Callable[[jax.Array], jax.Array]]) -> int:

@@ -192,6 +192,15 @@ class Retraction(ABC, Generic[P]):
         return self.ddtau(xi, eta).T @ mu
 
     @array_method
+    def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> Vector:
+        """``K(ξ, η)ᵀ m`` with K δ = d/dε [dtau(ξ + εδ) η]|₀ = dtau(ξ) ddtau(ξ, η) δ, i.e.
+        ddtau(ξ, η)ᵀ dtau(ξ)ᵀ m: VPRK's stage term ddτ(Ξ, H)ᵀΠ at Π = dτ(Ξ)ᵀ ∂ℓ/∂η (Martín de Diego
+        & Sato Martín de Almagro 2018, eq. (26)), which the closed forms give without applying dτ
+        and then undoing it (dτ⁻ᵀ Π = ∂ℓ/∂η). Block by block on products and powers."""
+        expect_shape(m, (self.group.dim,), "m")
+        return self.ddtau_star(xi, eta, self.dtau_star(xi, m))
+
+    @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """The bilinear map ddτ(ξ, ·)(·) as an array T with T[:, :, l] = ddτ(ξ, e_l), so that
         ddτ(ξ, η) = T @ η. Retractions may override this for speed."""

@@ -235,6 +235,13 @@ class PowerRetraction(Retraction[P]):
         return self._power.flat(jax.vmap(self.body.ddtau_star)(blocks(xi), blocks(eta, "eta"), blocks(mu, "mu")))
 
     @array_method
+    def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> jax.Array:
+        """ddτ(ξ, η)ᵀ dτ(ξ)ᵀ m block by block."""
+        blocks = self._power.blocks
+        return self._power.flat(jax.vmap(self.body.dtau_derivative_star)(blocks(xi), blocks(eta, "eta"),
+                                                                         blocks(m, "m")))
+
+    @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """T[(i,a), (j,b), (k,l)] = δ_ij δ_ik T_i[a, b, l] with T_i G's tensor at ξ_i (one scatter)."""
         blocks = jnp.asarray(jax.vmap(self.body.ddtau_tensor)(self._power.blocks(xi)))

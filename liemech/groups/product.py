@@ -231,3 +231,10 @@ class ProductRetraction(Retraction[PP]):
         split = self._product.split
         parts = zip(self.factors, split(xi), split(eta, "eta"), split(mu, "mu"))
         return jnp.concatenate([r.ddtau_star(x, e, m) for r, x, e, m in parts])
+
+    @array_method
+    def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> jax.Array:
+        """ddτ(ξ, η)ᵀ dτ(ξ)ᵀ m factor by factor."""
+        split = self._product.split
+        parts = zip(self.factors, split(xi), split(eta, "eta"), split(m, "m"))
+        return jnp.concatenate([r.dtau_derivative_star(x, e, p) for r, x, e, p in parts])

@@ -414,6 +414,14 @@ class SO3Cayley(Retraction[Matrix]):
         return c * ((eta @ mu) * xi + jnp.cross(eta, combine_times(1.0, -0.5, 0.25, xi, mu)))
 
     @array_method
+    def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> jax.Array:
+        """ddτ(ξ, η)ᵀ dτ(ξ)ᵀ m = −2/(4+θ²) [ξ ((dτ(ξ) η)·m) + η × m] (``ddtau_star`` at μ = dτᵀm,
+        where η·μ = (dτ η)·m and dτ⁻ᵀμ = m)."""
+        xi, eta, m = shaped_vectors(3, xi=xi, eta=eta, m=m)
+        c = 2.0 / (4.0 + xi @ xi)
+        return -c * ((combine_times(2.0 * c, -c, 0.0, xi, eta) @ m) * xi + jnp.cross(eta, m))
+
+    @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
         """[:, :, l] = ddτ(ξ, e_l) = −2/(4+θ²) [e_l ξᵀ + dτ⁻¹(ξ) ε_{··l}], one contraction."""
         expect_shape(xi, (3,), "xi")

@@ -72,13 +72,18 @@ chain, carried factors replaced only when contracting less than 0.9 were accepte
 up to 3e-8), and a solve from them ends only at this level."""
 
 
+Layout = tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]
+"""Where x splits into the residual's pieces (``numpy.split``'s indices), and the groups of pieces
+whose directional derivatives Newton's dense Jacobian takes together (none: x whole)."""
+
+
 def solve(
     residual: Callable[..., jax.Array], x0: jax.Array, options: NewtonOptions, scale: jax.Array,
     structure: block_tree.TreeStructure | None = None, parts: Sequence[int] | None = None,
-    carried: Any = None, ordered: bool = False,
+    carried: Any = None, ordered: bool = False, derivative_groups: Sequence[Sequence[int]] = (),
 ) -> NewtonOutcome:
-    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact), or,
-    given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
+    """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact; of x whole,
+    or group by group of the pieces in ``derivative_groups``, ``jacobian_by_groups``), or, given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
     columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes the pieces of
     x split at ``parts`` (``numpy.split``'s indices; by default the structure's, or x whole); a
     structure must split x where ``parts`` does. With ``jacobian="carried"`` Newton starts from the
@@ -93,11 +98,14 @@ def solve(
     on its block tree as Newton's is (``_tree_root``)."""
     if (options.jacobian == "carried") != (carried is not None):
         raise ValueError("jacobian='carried' goes with the carried factors of an earlier solve, and only with it")
-    of_pieces, flat = _equations(residual, x0, structure, parts)
+    of_pieces, flat, split = _equations(residual, x0, structure, parts)
+    groups = tuple(tuple(group) for group in derivative_groups)
+    if groups and sorted(i for group in groups for i in group) != list(range(len(split) + 1)):
+        raise ValueError(f"derivative_groups {groups} must hold each of the {len(split) + 1} pieces once")
 
     def newton(f: Callable[[jax.Array], jax.Array], pieces: Callable[..., jax.Array], start: jax.Array,
                scale: jax.Array, carried: Any) -> tuple[jax.Array, tuple[jax.Array, Any]]:
-        end, factors = _iterate(f, pieces, start, options, scale, structure, carried, ordered)
+        end, factors = _iterate(f, pieces, (split, groups), start, options, scale, structure, carried, ordered)
         # auxiliary outputs travel as floating point: custom_root's must be, and custom_jvp's get
         # zero tangents
         return end.x, (jnp.stack([1.0 * end.counted, end.norm, 1.0 * end.status]),
@@ -184,28 +192,29 @@ _DENSE_FACTORS: Final = SimpleNamespace()
 
 
 def _equations(residual: Callable[..., jax.Array], x0: jax.Array, structure: block_tree.TreeStructure | None,
-               parts: Sequence[int] | None) -> tuple[Callable[..., jax.Array], Callable[[jax.Array], jax.Array]]:
+               parts: Sequence[int] | None) -> tuple[Callable[..., jax.Array], Callable[[jax.Array], jax.Array],
+                                                     tuple[int, ...]]:
     """The residual of the pieces of x (split at ``parts``: by default the structure's, or none),
-    traced once at x0's, and the same residual of x whole."""
+    traced once at x0's, the same residual of x whole, and the split."""
     split = tuple(parts) if parts is not None else () if structure is None else structure.parts
     if structure is not None and structure.parts != split:
         raise ValueError(f"parts {split} differ from the block-tree structure's {structure.parts}")
     of_pieces = traced_once(residual, *_split(x0, split))
-    return of_pieces, lambda x: of_pieces(*_split(x, split))
+    return of_pieces, lambda x: of_pieces(*_split(x, split)), split
 
 
 def _split(x: jax.Array, parts: tuple[int, ...]) -> list[jax.Array]:
     return jnp.split(x, parts) if parts else [x]
 
 
-def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], x0: jax.Array,
-             options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None,
+def _iterate(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array], layout: Layout,
+             x0: jax.Array, options: NewtonOptions, scale: jax.Array, structure: block_tree.TreeStructure | None,
              carried: Any, ordered: bool) -> tuple[_Loop, Any]:
     """Newton's loop from x0 to the stopping rule of ``options``, and the factors it ended with
     (``jacobian="carried"``; None otherwise); ``of_pieces`` is the residual of the pieces of x
-    (``solve``)."""
+    (``layout``, ``solve``)."""
     x0 = jax.lax.stop_gradient(x0)
-    factor, solve_with = _linear_algebra(residual, of_pieces, structure, x0.size, ordered)
+    factor, solve_with = _linear_algebra(residual, of_pieces, layout, structure, x0.size, ordered)
     scale = jnp.maximum(scale, 1.0)
     roundoff = options.roundoff_factor * EPS * scale
     plateau = jnp.sqrt(EPS) * scale
@@ -288,15 +297,32 @@ def _factorisation(structure: block_tree.TreeStructure | None, size: int,
     return lambda blocks: block_tree.tree_factor(blocks, structure, pivoting=False)
 
 
+def jacobian_by_groups(of_pieces: Callable[..., jax.Array], layout: Layout) -> Callable[[jax.Array], jax.Array]:
+    """x ↦ ∂r/∂x, its columns ``jax.jacfwd`` of r along one group of pieces of x at a time. Along
+    a group the other pieces' tangents are JAX's symbolic zeros, and what depends on those pieces
+    alone is not differentiated: VPRK's Lobatto IIIA velocities y¹ and multipliers, which move no
+    stage configuration, in a group apart from the velocities that do."""
+    split, groups = layout
+
+    def jacobian(x: jax.Array) -> jax.Array:
+        pieces = _split(x, split)
+        columns: dict[int, jax.Array] = {}
+        for group in groups:
+            columns.update(zip(group, jax.jacfwd(of_pieces, argnums=group)(*pieces), strict=True))
+        return jnp.concatenate([columns[i] for i in range(len(pieces))], axis=1)
+
+    return jacobian
+
+
 def _linear_algebra(residual: Callable[[jax.Array], jax.Array], of_pieces: Callable[..., jax.Array],
-                    structure: block_tree.TreeStructure | None, size: int, ordered: bool) -> tuple[
-        Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
+                    layout: Layout, structure: block_tree.TreeStructure | None, size: int,
+                    ordered: bool) -> tuple[Callable[[jax.Array], Any], Callable[[Any, jax.Array], jax.Array]]:
     """x ↦ factors of J(x) (``_factorisation``), and (factors, r) ↦ the Newton update J⁻¹r, for
-    ``size`` unknowns: J = ``jax.jacfwd``, or from one JVP per colour of its columns along a block
-    tree."""
+    ``size`` unknowns: J = ``jax.jacfwd`` of x whole or by groups of its pieces (``layout``,
+    ``jacobian_by_groups``), or from one JVP per colour of its columns along a block tree."""
     factorise = _factorisation(structure, size, ordered)
     if structure is None:
-        jacobian = jax.jacfwd(residual)
+        jacobian = jacobian_by_groups(of_pieces, layout) if layout[1] else jax.jacfwd(residual)
         solve_with = (lambda inverse, r: jnp.sum(inverse * r, axis=-1)) if lu.inverts(size) else lu.lu_solve
         return (lambda x: factorise(jacobian(x))), solve_with
     return ((lambda x: factorise(block_tree.tree_jacobian(of_pieces, x, structure))),

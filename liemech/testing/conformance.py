@@ -213,7 +213,8 @@ def check_retraction(
     - τ(0) = e, τ(−ξ) = τ(ξ)⁻¹, τ⁻¹(τ(ξ)) = ξ;
     - dτ(ξ) = d/dε τ⁻¹(τ(ξ)⁻¹ τ(ξ + εv)) (finite differences) and = d/dε vee(τ(ξ)⁻¹ τ(ξ + εv))
       (autodiff, also at ξ = 0);
-    - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences, and autodiff also at ξ = 0);
+    - ddτ(ξ, η) = dτ(ξ)⁻¹ d/dε [dτ(ξ + εδ) η] (finite differences, and autodiff also at ξ = 0), and
+      ``dtau_derivative_star``(ξ, η, m) = (d/dε [dτ(ξ + εδ) η])ᵀ m (finite differences);
     - dτ⁻¹(ξ) dτ(ξ) = I, dτ(−ξ) = Ad(τ(ξ)) dτ(ξ), ddτ(0, η) δ = ½[η, δ], ddτ_tensor(ξ) @ η = ddτ(ξ, η);
     - for exp: Ad(τ(ξ)) = expm(ad ξ), and dτ, dτ⁻¹, ddτ equal their ad-series for ‖ξ‖ ≤ 0.1.
     """
@@ -253,8 +254,13 @@ def check_retraction(
             Ad_g = group.Ad(g)
             report.add("dτ(−ξ) = Ad(τ(ξ)) dτ(ξ)", where, _relative(tau.dtau(-xi) - Ad_g @ A, A), IDENTITY_TOL)
             D = tau.ddtau(xi, eta)
-            D_fd = np.linalg.solve(A, jacobian(lambda x: tau.dtau(x) @ eta, xi))
+            K_fd = jacobian(lambda x: tau.dtau(x) @ eta, xi)
+            D_fd = np.linalg.solve(A, K_fd)
             report.add("ddτ: finite differences", where, _relative(D_fd - D, D), DDTAU_FD_TOL)
+            m = rng.normal(size=d)
+            K_m = K_fd.T @ m
+            report.add("ddτᵀdτᵀm = Kᵀm: finite differences", where,
+                       _relative(tau.dtau_derivative_star(xi, eta, m) - K_m, K_m), DDTAU_FD_TOL)
             report.add("ddτ: autodiff", where, _relative(_autodiff_ddtau(tau, xi, eta) - D, D), AUTODIFF_TOL)
             report.add("ddτ_tensor(ξ) @ η = ddτ(ξ, η)", where, _relative(tau.ddtau_tensor(xi) @ eta - D, D),
                        IDENTITY_TOL)

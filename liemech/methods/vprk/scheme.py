@@ -286,8 +286,8 @@ def _velocity_direction(A: NDArray[np.float64], b: NDArray[np.float64]) -> NDArr
 
 class VPRKEquations(Generic[P]):
     """The VPRK step equations of one problem as pure functions of the unknowns
-    x = (H¹..Hˢ, free multipliers, and ν = μ_{k+1} on the block-tree path, where for Lobatto IIIA
-    the velocities are y with H = K y, ``step_pattern``): ``residual(x, state, h)`` and the ``step``
+    x = (H¹..Hˢ, free multipliers, and ν = μ_{k+1} on the block-tree path; for Lobatto IIIA the
+    velocities are y with H = K y, ``step_pattern``): ``residual(x, state, h)`` and the ``step``
     that solves them."""
 
     def __init__(self, method: VPRK, problem: Problem[P], unrolled: bool = False) -> None:
@@ -329,9 +329,11 @@ class VPRKEquations(Generic[P]):
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
         self._momentum_unknown = self._tree is not None
-        # on the tree for Lobatto IIIA the stage velocities are unknown as y with H = K y, K the
-        # identity with its first column v = self._y (``step_pattern``)
-        self._y = None if self._tree is None else self._null
+        # for Lobatto IIIA the stage velocities are unknown as y with H = K y, K the identity with
+        # its first column v = self._y (``step_pattern``): Newton's derivatives along y¹ then skip
+        # the stage configurations, on the block tree and on the dense path alike
+        # (``_derivative_groups``)
+        self._y = self._null
         self._rattle = self._rattle_stages(problem)
         # Ξ¹ = 0 given as a constant outside the stages' batch (``_over_stages``) pays at s = 2,
         # where the first stage is half the step (µs a step: the heavy top's Lobatto-2 with cay
@@ -384,7 +386,7 @@ class VPRKEquations(Generic[P]):
     def start(self, state: NodeState[P]) -> _Carry[P]:
         """The carry at a node; Newton starts from Hʲ = η and Λʲ = λ."""
         lam = np.zeros(0) if state.lam is None else state.lam
-        # Hʲ = η: y¹ = η and yʲ = (1 − vʲ)η on the tree path for Lobatto IIIA
+        # Hʲ = η: y¹ = η and yʲ = (1 − vʲ)η for Lobatto IIIA
         copies = (1.0,) * self._s if self._y is None else (1.0, *(1.0 - self._y[1:]))
         mu, lam, guess, t, work, history = _start_arrays(
             state.mu, state.eta, lam, state.t, copies=tuple(float(c) for c in copies),
@@ -412,10 +414,24 @@ class VPRKEquations(Generic[P]):
 
     @property
     def _parts(self) -> tuple[int, ...]:
-        """Where the unknowns split into H (on the tree path for Lobatto IIIA: y¹ and the other
-        copies of y), Λ and ν (``step_pattern.step_parts`` on the tree path)."""
+        """Where the unknowns split into H (for Lobatto IIIA: y¹ and the other copies of y), Λ and ν
+        (``step_pattern.step_parts`` on the tree path)."""
         s, free = self._s, self._s - self._first_free
         return (self._n,) * (self._y is not None) + (s * self._n, s * self._n + free * self._m)
+
+    @property
+    def _derivative_groups(self) -> tuple[tuple[int, ...], ...]:
+        """For Lobatto IIIA on the dense path, Newton's Jacobian along the velocities y², …, yˢ, which
+        move the stage configurations, apart from its Jacobian along y¹ and the multipliers, which
+        do not: there the retraction's coefficients and the forces' dependence on the configuration
+        are not differentiated (``compiled_newton.jacobian_by_groups``; µs a step: the heavy top's
+        Lobatto-2 with cay 2.6 → 2.1, its Lobatto-3 with exp 10.2 → 9.2, the double pendulum's
+        Lobatto-3 2.9 → 2.6). Else x whole, and so with nonholonomic constraints, where the second
+        derivative program cost more compile time than it saved run time (the Chaplygin sleigh's
+        Lobatto-3: 7.9 → 12.1 s to compile for 18.2 → 17.6 µs a step)."""
+        if self._y is None or self._tree is not None or self._nonholonomic is not None:
+            return ()
+        return (1,), (0, *range(2, len(self._parts) + 1))
 
     def _pieces(self, x: jax.Array) -> list[jax.Array]:
         """The unknowns H (or y¹ and the rest of y), Λ and ν (empty unless on the block-tree path)."""
@@ -423,7 +439,7 @@ class VPRKEquations(Generic[P]):
 
     def _velocities(self, pieces: Sequence[jax.Array], h: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, list[
             jax.Array]]:
-        """H (s, n), Ξ = hAH, ξ = hbH and the remaining pieces. On the tree path for Lobatto IIIA the
+        """H (s, n), Ξ = hAH, ξ = hbH and the remaining pieces. For Lobatto IIIA the
         velocities are y with H = K y (K the identity with its first column v, A v = 0, b·v = 0):
         Ξ and ξ then come from y², …, yˢ alone, so that a directional derivative along y¹ skips the
         configurations (``step_pattern``)."""
@@ -463,7 +479,7 @@ class VPRKEquations(Generic[P]):
             # dτ, ddτ and Ad only ever act on vectors: a product or power group applies them block
             # by block, where the dense matrices would cost (dim)² per stage and per tangent.
             Pi_j = jnp.asarray(tau.dtau_star(Xi_j, momentum_j))
-            ND_j = jnp.asarray(tau.dtau_star(Xi_j, f_j)) + jnp.asarray(tau.ddtau_star(Xi_j, H_j, Pi_j))
+            ND_j = jnp.asarray(tau.dtau_star(Xi_j, f_j)) + jnp.asarray(tau.dtau_derivative_star(Xi_j, H_j, momentum_j))
             pulled_j = self._coadjoint(group.inverse(T_j), f_j)
             return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j, power_j
 
@@ -471,6 +487,9 @@ class VPRKEquations(Generic[P]):
                                                              first_at_rest=self._first_at_rest)
         # Ξˢ = ξ where A's last row is b (Lobatto IIIA): τ(ξ) is the last stage's
         T_xi = jax.tree.map(lambda leaf: leaf[-1], T) if self._last_is_step else tau.tau(xi)
+        # the last stage's ξ where that stage runs alone (s = 2), so that XLA computes the
+        # retraction's coefficients once (a batch of stages computes them apart from a single ξ)
+        xi = Xi[-1] if self._last_is_step and self._first_at_rest else xi
         mu_next = self._coadjoint(T_xi, mu + h * (self._b @ pulled))  # (28)
         g_next = group.compose(g, T_xi)
         # On the block-tree path μ_{k+1} is an unknown ν too, closed by ν = μ_{k+1}: the tangency
@@ -539,7 +558,8 @@ class VPRKEquations(Generic[P]):
         lam_k = self._entering(c)
         stages = traced_once(lambda *pieces: self._stages(pieces, c, lam_k, h), *self._pieces(c.guess))
         outcome = compiled_newton.solve(lambda *pieces: stages(*pieces).residual, c.guess, self._newton,
-                                        jnp.max(jnp.abs(c.mu)), self._tree, self._parts, c.factors)
+                                        jnp.max(jnp.abs(c.mu)), self._tree, self._parts, c.factors,
+                                        derivative_groups=self._derivative_groups)
         end = stages(*self._pieces(outcome.x))
         status, residual = outcome.status, outcome.residual
         extras: dict[str, jax.Array] = {}
