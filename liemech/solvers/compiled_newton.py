@@ -83,14 +83,16 @@ def solve(
     carried: Any = None, ordered: bool = False, derivative_groups: Sequence[Sequence[int]] = (),
 ) -> NewtonOutcome:
     """Solve r(x) = 0 from x0 with x ← x − J⁻¹ r(x), J = ∂r/∂x by ``jax.jacfwd`` (exact; of x whole,
-    or group by group of the pieces in ``derivative_groups``, ``jacobian_by_groups``), or, given a block-tree ``structure`` (J vanishes outside it), with J from one JVP per colour of its
-    columns, solved body by body (``liemech.numerics.block_tree``). ``residual`` takes the pieces of
-    x split at ``parts`` (``numpy.split``'s indices; by default the structure's, or x whole); a
-    structure must split x where ``parts`` does. With ``jacobian="carried"`` Newton starts from the
-    ``carried`` factors of an earlier solve (``unset_factors`` before the first) and returns the
-    factors it ended with in ``factors``. ``ordered``: the unknowns have their multipliers last, so
-    that a small dense J may be inverted pivoting on its diagonal in order (``lu.approximate_inverse``;
-    a block tree orders its blocks so itself).
+    or one of the groups of pieces in ``derivative_groups`` at a time, ``jacobian_by_groups``), or,
+    given a block-tree ``structure`` (J vanishes outside it; the groups are then unused), with J
+    from one JVP per colour of its columns, solved body by body (``liemech.numerics.block_tree``).
+    ``residual`` takes the pieces of x split at ``parts`` (``numpy.split``'s indices; by default the
+    structure's, or x whole); a structure must split x where ``parts`` does. With
+    ``jacobian="carried"`` Newton starts from the ``carried`` factors of an earlier solve
+    (``unset_factors`` before the first) and returns the factors it ended with in ``factors``.
+    ``ordered``: the unknowns have their multipliers last, so that a small dense J may be inverted
+    pivoting on its diagonal in order (``lu.approximate_inverse``; a block tree orders its blocks
+    so itself).
 
     The root is differentiable in forward and reverse mode with respect to everything ``residual``
     closes over, by the implicit function theorem (dx = −J(x*)⁻¹ ∂r): Newton's iterates are never

@@ -424,9 +424,9 @@ class VPRKEquations(Generic[P]):
         """For Lobatto IIIA on the dense path, Newton's Jacobian along the velocities y², …, yˢ, which
         move the stage configurations, apart from its Jacobian along y¹ and the multipliers, which
         do not: there the retraction's coefficients and the forces' dependence on the configuration
-        are not differentiated (``compiled_newton.jacobian_by_groups``; µs a step: the heavy top's
-        Lobatto-2 with cay 2.6 → 2.1, its Lobatto-3 with exp 10.2 → 9.2, the double pendulum's
-        Lobatto-3 2.9 → 2.6). Else x whole, and so with nonholonomic constraints, where the second
+        are not differentiated (``compiled_newton.jacobian_by_groups``; with y on the dense path and
+        ``dtau_derivative_star``, µs a step: the heavy top's Lobatto-2 with cay 2.6 → 2.1, its
+        Lobatto-3 with exp 10.2 → 9.2, the double pendulum's Lobatto-3 2.9 → 2.6). Else x whole, and so with nonholonomic constraints, where the second
         derivative program cost more compile time than it saved run time (the Chaplygin sleigh's
         Lobatto-3: 7.9 → 12.1 s to compile for 18.2 → 17.6 µs a step)."""
         if self._y is None or self._tree is not None or self._nonholonomic is not None:
@@ -479,7 +479,8 @@ class VPRKEquations(Generic[P]):
             # dτ, ddτ and Ad only ever act on vectors: a product or power group applies them block
             # by block, where the dense matrices would cost (dim)² per stage and per tangent.
             Pi_j = jnp.asarray(tau.dtau_star(Xi_j, momentum_j))
-            ND_j = jnp.asarray(tau.dtau_star(Xi_j, f_j)) + jnp.asarray(tau.dtau_derivative_star(Xi_j, H_j, momentum_j))
+            ND_j = (jnp.asarray(tau.dtau_star(Xi_j, f_j))
+                    + jnp.asarray(tau.dtau_derivative_star(Xi_j, H_j, momentum_j)))
             pulled_j = self._coadjoint(group.inverse(T_j), f_j)
             return T_j, G_j, Pi_j, ND_j, pulled_j, phi_j, power_j
 
