@@ -138,8 +138,3 @@ class TranslationRetraction(Retraction[Vector]):
         expect_shape(eta, (self._group.dim,), "eta")
         expect_shape(mu, (self._group.dim,), "mu")
         return jnp.zeros(self._group.dim)
-
-    @array_method
-    def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> jax.Array:
-        """0."""
-        return jnp.asarray(self.ddtau_star(xi, eta, m))

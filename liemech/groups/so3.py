@@ -418,8 +418,8 @@ class SO3Cayley(Retraction[Matrix]):
         """ddτ(ξ, η)ᵀ dτ(ξ)ᵀ m = −2/(4+θ²) [ξ ((dτ(ξ) η)·m) + η × m] (``ddtau_star`` at μ = dτᵀm,
         where η·μ = (dτ η)·m and dτ⁻ᵀμ = m)."""
         xi, eta, m = shaped_vectors(3, xi=xi, eta=eta, m=m)
-        c = 2.0 / (4.0 + xi @ xi)
-        return -c * ((combine_times(2.0 * c, -c, 0.0, xi, eta) @ m) * xi + jnp.cross(eta, m))
+        c = -2.0 / (4.0 + xi @ xi)
+        return c * ((jnp.asarray(self.dtau_times(xi, eta)) @ m) * xi + jnp.cross(eta, m))
 
     @array_method
     def ddtau_tensor(self, xi: VectorLike) -> jax.Array:
