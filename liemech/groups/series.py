@@ -16,7 +16,9 @@ the value or in any derivative (a plain ``where`` would pass 0 · inf = NaN to t
 one s (not a batch of them) the closed forms sit in a branch (``lax.cond``), taken only at θ ≥ 2.
 The selected branch sees s itself, so derivatives are those of the series or the closed form.
 ``exp_coefficients`` gives SO(3)'s six exp coefficients from one stacked sum, with its derivative
-in s summed the same way rather than differentiated term by term.
+in s summed the same way rather than differentiated term by term; under vmap (a step's stages) its
+batch branches as a whole, so that the closed forms are skipped while every angle of the batch is
+below θ = 2.
 """
 
 import functools
@@ -131,17 +133,22 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
     return cast(Callable[[ArrayLike], jax.Array], jax.jit(coefficient))
 
 
+def _summed(table: NDArray[np.float64], s: jax.Array) -> jax.Array:
+    """[..., j] = Σ_k table[k, j] sᵏ, from the powers of s rather than by Horner's rule, whose
+    dependent products (twenty, then) took a fifth of a VPRK step with exp once XLA compiles the
+    step into one kernel (the heavy top's Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and
+    both orders agree to round-off."""
+    s = s[..., None]
+    powers = jnp.concatenate([jnp.ones_like(s)] + [s**k for k in range(1, len(table))], axis=-1)
+    return jnp.sum(powers[..., None] * table, axis=-2)
+
+
 def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) -> jax.Array:
-    """[..., j] = Σ_k table[k, j] sᵏ for s < SERIES_BELOW, else forms[j](s, θ), θ = √s. The series
-    is summed from the powers of s, not by Horner's rule, whose dependent products (twenty, then) took a
-    fifth of a VPRK step with exp once XLA compiles the step into one kernel (the heavy top's
-    Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and both orders agree to round-off."""
+    """[..., j] = Σ_k table[k, j] sᵏ for s < SERIES_BELOW, else forms[j](s, θ), θ = √s."""
     s = jnp.asarray(s, dtype=float)
     below = s < SERIES_BELOW
-    s_series = jnp.where(below, s, 0.0)[..., None]
+    summed = _summed(table, jnp.where(below, s, 0.0))
     s_closed = jnp.where(below, SERIES_BELOW, s)
-    powers = jnp.concatenate([jnp.ones_like(s_series)] + [s_series**k for k in range(1, len(table))], axis=-1)
-    summed = jnp.sum(powers[..., None] * table, axis=-2)
 
     def closed() -> jax.Array:
         theta = jnp.sqrt(s_closed)
@@ -154,6 +161,25 @@ def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) 
         branched: jax.Array = jax.lax.cond(below, lambda: summed, closed)
         return branched
     return jnp.where(below[..., None], summed, closed())
+
+
+def _batches_branch(table: NDArray[np.float64], forms: Sequence[Closed]) -> Callable[[jax.Array], jax.Array]:
+    """``_stacked(table, forms, ·)``, whose batch (under vmap: a step's stages) branches as a whole:
+    the closed forms are evaluated only if some s of the batch reaches SERIES_BELOW, where vmap
+    would evaluate them for every s and select (the heavy top's VPRK step with exp, Lobatto-3/4
+    9.1/14.1 → 7.9/12.6 µs). Not differentiable (``jax.custom_batching.custom_vmap`` has no reverse mode):
+    ``_exp_stack`` and ``_exp_s_stack`` call it on primal values only."""
+
+    @jax.custom_batching.custom_vmap
+    def stacked(s: jax.Array) -> jax.Array:
+        return _stacked(table, forms, s)
+
+    @stacked.def_vmap
+    def batched(axis_size: int, in_batched: list[bool], s: jax.Array) -> tuple[jax.Array, bool]:
+        out = jax.lax.cond(jnp.all(s < SERIES_BELOW), lambda: _summed(table, s), lambda: _stacked(table, forms, s))
+        return out, in_batched[0]
+
+    return stacked
 
 
 def _series_or_closed(name: str, closed: Closed, s: ArrayLike) -> jax.Array:
@@ -284,9 +310,17 @@ _EXP_S_FORMS: Final = (_sinc_s_closed, _alpha_s_closed, _beta_s_closed, _gamma_s
                        _beta_ss_closed)
 
 
+@functools.cache
+def _exp_branches() -> tuple[Callable[[jax.Array], jax.Array], Callable[[jax.Array], jax.Array]]:
+    """The six coefficients and their derivatives in s, each batch branching as a whole (built at
+    the first trace, as ``_series``)."""
+    return (_batches_branch(_table(*_EXP_NAMES), _EXP_FORMS),
+            _batches_branch(_table(*_EXP_S_NAMES), _EXP_S_FORMS))
+
+
 @jax.custom_jvp
 def _exp_stack(s: jax.Array) -> jax.Array:
-    return _stacked(_table(*_EXP_NAMES), _EXP_FORMS, s)
+    return _exp_branches()[0](s)
 
 
 @_exp_stack.defjvp
@@ -294,7 +328,19 @@ def _exp_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tup
     """The six derivatives in s, summed the same way: a tangent then costs one product, where
     differentiating the stacked sum carries every tangent through its terms."""
     (s,), (ds,) = primals, tangents
-    return _exp_stack(s), _stacked(_table(*_EXP_S_NAMES), _EXP_S_FORMS, s) * ds[..., None]
+    return _exp_stack(s), _exp_s_stack(s) * ds[..., None]
+
+
+@jax.custom_jvp
+def _exp_s_stack(s: jax.Array) -> jax.Array:
+    return _exp_branches()[1](s)
+
+
+@_exp_s_stack.defjvp
+def _exp_s_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
+    """Differentiated through ``_stacked`` (second derivatives of the coefficients: Newton's
+    Jacobians take the first only)."""
+    return jax.jvp(functools.partial(_stacked, _table(*_EXP_S_NAMES), _EXP_S_FORMS), primals, tangents)
 
 
 def _exp_coefficients(s: ArrayLike) -> ExpCoefficients:
