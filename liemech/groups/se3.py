@@ -117,6 +117,7 @@ class SE3Exp(Retraction[Matrix]):
     def tau(self, xi: VectorLike) -> jax.Array:
         expect_shape(xi, (6,), "xi")
         w = jnp.asarray(xi[3:], dtype=float)
+        # J(−ω) v = J(ω)ᵀ v applied as a vector: no 3 × 3 matrix built from ω̂
         return _homogeneous(so3.exp_matrix(w), so3.dexp_times(w, jnp.asarray(xi[:3], dtype=float),
                                                               series.exp_coefficients(w @ w), transposed=True))
 

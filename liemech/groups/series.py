@@ -338,8 +338,9 @@ def _exp_s_stack(s: jax.Array) -> jax.Array:
 
 @_exp_s_stack.defjvp
 def _exp_s_stack_jvp(primals: tuple[jax.Array], tangents: tuple[jax.Array]) -> tuple[jax.Array, jax.Array]:
-    """Differentiated through ``_stacked`` (second derivatives of the coefficients: Newton's
-    Jacobians take the first only)."""
+    """Its own tangent (the coefficients' second derivatives in s, which Newton's Jacobians never
+    take) by autodiff of ``_stacked``, differentiable to any order and in reverse mode, which
+    ``_batches_branch`` is not."""
     return jax.jvp(functools.partial(_stacked, _table(*_EXP_S_NAMES), _EXP_S_FORMS), primals, tangents)
 
 
