@@ -111,7 +111,6 @@ def test_a_residual_of_pieces_is_solved_whole_and_a_structure_split_elsewhere_is
         solve(residual, jnp.ones(2), lm.NewtonOptions(), jnp.asarray(1.0), structure, parts=(0,))
 
 
-
 def test_a_residual_of_pieces_is_differentiated_group_by_group() -> None:
     """Newton's dense Jacobian of a residual of pieces, ``jax.jacfwd`` along one group of pieces at a
     time: for r(x, e, y) = (sin x₀ · x₁ + y₀, x₀ + y₀³, x₁ y₀) with an empty piece e, grouped

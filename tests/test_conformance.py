@@ -162,8 +162,8 @@ def test_stacked_exp_coefficients_and_their_derivative_rule_equal_autodiff_of_th
 @pytest.mark.parametrize("group", [lm.SO3(), lm.SE3()], ids=repr)
 def test_exp_applies_its_tangents_to_vectors_as_the_matrices_do(group: lm.LieGroup[lm.Matrix], angle: float) -> None:
     """dτ η, dτᵀμ, ddτ(ξ, η)ᵀμ and ddτ(ξ, η)ᵀdτ(ξ)ᵀμ in vector form equal the matrices built from
-    dexp, dexp⁻¹, K and L on either branch of the coefficients (a rotation by 2.5 is above the series' switch), and so
-    does SE(3)'s Ad*."""
+    dexp, dexp⁻¹, K and L on either branch of the coefficients (a rotation by 2.5 is above the
+    series' switch), and so does SE(3)'s Ad*."""
     rng = np.random.default_rng(11)
     tau = group.retraction("exp")
     xi, eta, mu = (rng.normal(size=group.dim) for _ in range(3))

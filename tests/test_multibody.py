@@ -200,7 +200,8 @@ def test_tree_newton_update_is_the_dense_one() -> None:
         return of_pieces(*equations._pieces(x))
 
     x = carry.guess + 1e-3 * jnp.asarray(np.random.default_rng(0).normal(size=carry.guess.shape))
-    factor, update = compiled_newton._linear_algebra(residual, of_pieces, (tree.parts, ()), tree, carry.guess.size, False)
+    factor, update = compiled_newton._linear_algebra(residual, of_pieces, (tree.parts, ()), tree, carry.guess.size,
+                                                     False)
     compiled = jax.jit(lambda x: update(factor(x), residual(x))).lower(x).compile()
     by_tree = np.asarray(compiled(x))
     # the joints take their bodies by slices and the tree gathers, so that XLA can compile the

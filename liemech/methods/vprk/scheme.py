@@ -426,9 +426,10 @@ class VPRKEquations(Generic[P]):
         do not: there the retraction's coefficients and the forces' dependence on the configuration
         are not differentiated (``compiled_newton.jacobian_by_groups``; with y on the dense path and
         ``dtau_derivative_star``, µs a step: the heavy top's Lobatto-2 with cay 2.6 → 2.1, its
-        Lobatto-3 with exp 10.2 → 9.2, the double pendulum's Lobatto-3 2.9 → 2.6). Else x whole, and so with nonholonomic constraints, where the second
-        derivative program cost more compile time than it saved run time (the Chaplygin sleigh's
-        Lobatto-3: 7.9 → 12.1 s to compile for 18.2 → 17.6 µs a step)."""
+        Lobatto-3 with exp 10.2 → 9.2, the double pendulum's Lobatto-3 2.9 → 2.6). Else x whole,
+        and so with nonholonomic constraints, where the second derivative program cost more
+        compile time than it saved run time (the Chaplygin sleigh's Lobatto-3: 7.9 → 12.1 s to
+        compile for 18.2 → 17.6 µs a step)."""
         if self._y is None or self._tree is not None or self._nonholonomic is not None:
             return ()
         return (1,), (0, *range(2, len(self._parts) + 1))
