@@ -63,7 +63,7 @@ def combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v:
 
 def dot3(a: jax.Array, b: jax.Array) -> jax.Array:
     """a·b over the last axis as the sum of its three products, and ``cross3`` a × b from its
-    components: in the exp path of a VPRK step (``combine_times``, ``dexp_derivative_star``),
+    components: in the exp path of a VPRK step (``twice_crossed``, ``dexp_derivative_star``),
     batched over stages and Newton's directions, they compile to faster code than ``jnp.sum``'s
     reduction and ``jnp.cross`` (the heavy top's Lobatto-2/3/4 with exp 3.19/8.12/12.67 → 2.95/7.76/11.63
     µs a step, cay's unchanged; a free body on SE(3), Lobatto-3 with cay 36.7 → 28.9 µs, with exp
@@ -82,8 +82,8 @@ def combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | flo
     """(a I + b ŵ + c w wᵀ) v = a v + b w × v + c (w·v) w, without the matrix. VPRK applies dτ, dτᵀ
     and ddτᵀ to vectors only; for cay, as cross products they compile to fewer XLA kernels than the
     3 × 3 matrices and their products (Lobatto-3 on the heavy top: 125 + 3 × 44 kernels a step
-    instead of 144 + 3 × 54, a step about 30 % faster). exp uses them too, with its six
-    coefficients from one stacked sum (``series.exp_coefficients``)."""
+    instead of 144 + 3 × 54, a step about 30 % faster). exp applies J and J⁻ᵀ as ``twice_crossed``,
+    with its six coefficients from one stacked sum (``series.exp_coefficients``)."""
     w, v = jnp.asarray(w, dtype=float), jnp.asarray(v, dtype=float)
     out = a * v + b * cross3(w, v)
     return out if isinstance(c, float) and c == 0.0 else out + (c * dot3(w, v))[..., None] * w
@@ -168,14 +168,22 @@ def dexp_second_derivative(w: ArrayLike, u: ArrayLike, eta: ArrayLike) -> jax.Ar
 
 
 def dexp_times(w: jax.Array, x: jax.Array, k: series.ExpCoefficients, transposed: bool = False) -> jax.Array:
-    """J(ω) x = (1 − βθ²) x − α ω×x + β (ω·x) ω, or J(ω)ᵀ x (α's sign flips)."""
-    s = w @ w
-    return combine_times(1.0 - k.beta * s, k.alpha if transposed else -k.alpha, k.beta, w, x)
+    """J(ω) x = x − α ω×x + β ω×(ω×x), or J(ω)ᵀ x (α's sign flips) (``twice_crossed``)."""
+    return twice_crossed(k.alpha if transposed else -k.alpha, k.beta, w, x)
 
 
 def dexp_inv_star(w: jax.Array, x: jax.Array, k: series.ExpCoefficients) -> jax.Array:
-    """J(ω)⁻ᵀ x = (1 − γθ²) x − ½ ω×x + γ (ω·x) ω."""
-    return combine_times(1.0 - k.gamma * (w @ w), -0.5, k.gamma, w, x)
+    """J(ω)⁻ᵀ x = x − ½ ω×x + γ ω×(ω×x) (``twice_crossed``)."""
+    return twice_crossed(-0.5, k.gamma, w, x)
+
+
+def twice_crossed(b: jax.Array | float, c: jax.Array, w: jax.Array, x: jax.Array) -> jax.Array:
+    """(I + b ŵ + c ŵ²) x = x + b y + c w×y with y = w×x: ŵ² x as a second cross product rather than
+    (w·x) w − |w|² x, which compiles to slower code in VPRK's step (the heavy top with exp,
+    Lobatto-2/3/4: 2.93/7.77/11.51 → 2.74/7.26/11.34 µs a step; a free body on SE(3), Lobatto-3
+    with exp: 54 → 49 µs)."""
+    y = cross3(w, x)
+    return x + b * y + c * cross3(w, y)
 
 
 def dexp_directional_times(w: jax.Array, u: jax.Array, x: jax.Array, k: series.ExpCoefficients,
