@@ -1,10 +1,11 @@
-# The two commands of the README, and `make docs` (the site). Each creates .venv when it is missing.
+# The two commands of the README, `make docs` (the site) and `make roundoff` (the long runs from perturbed
+# initial data). Each creates .venv when it is missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: demo test docs
+.PHONY: demo test docs roundoff
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +28,6 @@ test: $(VENV)/.installed-dev
 
 docs: $(VENV)/.installed-dev
 	$(PY) -m mkdocs build --strict -d site
+
+roundoff: $(VENV)/.installed-dev
+	$(PY) -m pytest -q -n 2 --dist loadfile -m long_run --perturb 5

@@ -66,6 +66,11 @@ pytest_collect_file = Sybil(
 ).pytest()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--perturb", type=int, default=0, metavar="N",
+                     help="run each long_run test N times, from initial data perturbed by a relative 1e-12")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(ROOT) and item.path.relative_to(ROOT).as_posix() in SLOW_PAGES:

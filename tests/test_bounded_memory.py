@@ -14,6 +14,7 @@ import pytest
 import liemech as lm
 from liemech.methods.method import Stepper
 from liemech.systems import HeavyTop
+from tests.perturbation import Perturbation
 
 P = TypeVar("P")
 TOP = HeavyTop()
@@ -53,12 +54,13 @@ def test_a_thinned_run_keeps_every_steps_statistics(method: lm.Method) -> None:
     assert full.stats.mean_iterations == pytest.approx(np.mean(full.stats.iterations[1:]), rel=1e-15)
 
 
-def test_a_long_run_holds_only_its_stored_nodes() -> None:
+@pytest.mark.long_run
+def test_a_long_run_holds_only_its_stored_nodes(perturb: Perturbation) -> None:
     """3·10⁵ RK4 steps on R¹ stored every 10⁵: the run's Python and numpy allocations peak below
     1 MiB (measured 0.03 MiB, the same at 3·10⁴ steps). Keeping every step's node and statistics
     and thinning afterwards, as liemech did before, peaked at 30 MiB (3.1 MiB at 3·10⁴ steps)."""
     oscillator = lm.Problem(lm.MechanicalSystem(lm.Rn(1), np.eye(1), lambda q: 0.5 * q[0] ** 2 + 0.1 * q[0] ** 4),
-                            np.array([1.0]), np.array([0.0]))
+                            perturb([1.0]), perturb([0.0]))
     method = lm.RK4()
     lm.integrate(oscillator, method, h=1e-3, n_steps=300)  # compiles the chunk
     tracemalloc.start()

@@ -11,6 +11,7 @@ import pytest
 import liemech as lm
 from liemech.mechanics.callbacks import check_traced
 from liemech.systems import HeavyTop
+from tests.perturbation import Perturbation
 
 TOP = HeavyTop()
 
@@ -84,11 +85,12 @@ def test_a_potential_that_turns_nan_mid_run_is_reported_as_such() -> None:
 
 
 @pytest.mark.slow
-def test_top_from_v_alone_keeps_its_noether_momentum_over_10_000_steps() -> None:
+@pytest.mark.long_run
+def test_top_from_v_alone_keeps_its_noether_momentum_over_10_000_steps(perturb: Perturbation) -> None:
     """The README's top, given V only: ⟨μ, Rᵀe₃⟩ is conserved to round-off (a random walk of
     ~1e-16 per step) over 10⁴ steps of Lobatto-3."""
     system = lm.MechanicalSystem(lm.SO3(), TOP.inertia, _potential)
-    problem = lm.Problem(system, lm.SO3().retraction("exp").tau(TOP.rotation0), TOP.omega0)
+    problem = lm.Problem(system, lm.SO3().retraction("exp").tau(perturb(TOP.rotation0)), perturb(TOP.omega0))
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(3)), h=0.01, n_steps=10_000, store_every=10)
     noether = np.array([TOP.noether_momentum(R, m) for R, m in zip(sol.g, sol.mu)])
     assert len(sol.t) == 1001 and np.max(np.abs(noether - noether[0])) <= 1e-12

@@ -12,6 +12,7 @@ from liemech.methods.compiled import CompiledStep, Node, compiled_for
 from liemech.methods.method import NodeState
 from liemech.run.chunks import MAX_CHUNK, MIN_CHUNK, ROW_BYTES, ChunkRunner, Packing, chunk_length
 from liemech.systems.heavy_top import HeavyTop
+from tests.perturbation import Perturbation
 
 TOP = HeavyTop()
 
@@ -53,13 +54,14 @@ def test_a_chunk_holds_its_row_budget_within_bounds() -> None:
     assert chunk_length(1) == MAX_CHUNK and chunk_length(10**6) == MIN_CHUNK
 
 
-def test_a_run_across_chunks_keeps_its_nodes_and_statistics() -> None:
+@pytest.mark.long_run
+def test_a_run_across_chunks_keeps_its_nodes_and_statistics(perturb: Perturbation) -> None:
     """9000 steps of the heavy top (VPRK Lobatto-2, Newton's iterations differ from step to step)
     over several chunks, stored every 1000th step, so that intervals straddle the chunks' ends:
     the stored nodes are those of the run that stores every node (whose statistics take a shorter
     path: one step an interval), the step counts, iteration sums and largest residuals those of its
     steps."""
-    problem, method, n = TOP.problem(), lm.VPRK(lm.lobatto(2)), 9000
+    problem, method, n = perturb.problem(TOP.problem()), lm.VPRK(lm.lobatto(2)), 9000
     full = lm.integrate(problem, method, h=0.01, n_steps=n)
     thinned = lm.integrate(problem, method, h=0.01, n_steps=n, store_every=1000)
     compiled, runner = compiled_for(problem, method, "chunk", ChunkRunner)

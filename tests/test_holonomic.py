@@ -16,6 +16,7 @@ from liemech.systems.cartesian_pendulum import CartesianPendulum
 from liemech.systems.heavy_top_constrained import ConstrainedHeavyTop
 from liemech.testing import estimate_order
 from liemech.testing.finite_differences import jacobian
+from tests.perturbation import Perturbation
 
 PENDULUM = CartesianPendulum()
 TOP = ConstrainedHeavyTop()
@@ -103,13 +104,14 @@ def test_consistent_initial_multiplier() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("example", ["pendulum", "top"])
-def test_energy_has_no_drift_over_10_000_steps(example: str) -> None:
+def test_energy_has_no_drift_over_10_000_steps(example: str, perturb: Perturbation) -> None:
     """Lobatto-2 (RATTLE) over T = 250 with h and h/2, the finer run 10⁴ steps: the energy error is
     an O(h²) oscillation (its maximum scales as h²) with no linear trend, and the constraints hold
     to round-off throughout. The regular pendulum's error also stays at the same level in both
     halves of the run; the top is chaotic and visits regions of different error amplitude."""
-    problem: lm.Problem[lm.Point] = (PENDULUM if example == "pendulum" else TOP).problem()  # type: ignore[assignment]
+    problem: lm.Problem[lm.Point] = perturb.problem((PENDULUM if example == "pendulum" else TOP).problem())  # type: ignore[arg-type]
     T, maxima = 250.0, []
     for h in (0.05, 0.025):
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, t_final=T)

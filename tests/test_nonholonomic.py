@@ -23,6 +23,7 @@ from liemech.systems.cvt import CVT
 from liemech.systems.nonholonomic_particle import NonholonomicParticle
 from liemech.systems.vertical_disc import VerticalDisc
 from liemech.testing import estimate_order
+from tests.perturbation import Perturbation
 
 PARTICLE = NonholonomicParticle()
 DISC = VerticalDisc()
@@ -121,11 +122,12 @@ def test_consistent_initial_multipliers() -> None:
     assert abs(float(problem.lam0[0]) - PARTICLE.multiplier(problem.g0, problem.eta0)) <= 1e-15
 
 
+@pytest.mark.long_run
 @pytest.mark.parametrize("multiplier", MULTIPLIERS)
-def test_disc_energy_stays_bounded(multiplier: NonholonomicMultiplier) -> None:
+def test_disc_energy_stays_bounded(multiplier: NonholonomicMultiplier, perturb: Perturbation) -> None:
     """The constraint is linear and homogeneous, so the energy is a first integral; Lobatto-3 keeps
     its error at O(h⁴) without growth over 2000 steps with either closure (both are time-symmetric)."""
-    sol = lm.integrate(DISC.problem(), vprk(3, multiplier), h=0.05, n_steps=2000)
+    sol = lm.integrate(perturb.problem(DISC.problem()), vprk(3, multiplier), h=0.05, n_steps=2000)
     E = np.array([DISC.energy(g, xi) for g, xi in zip(sol.points(), sol.eta)])
     error = np.abs(E - E[0])
     assert error.max() <= 1e-5
@@ -192,14 +194,15 @@ def test_ball_on_turntable(s: int, reading: Literal["physical", "literal"], mult
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("multiplier", MULTIPLIERS)
-def test_ball_moving_energy_is_bounded_over_3000_steps(multiplier: NonholonomicMultiplier) -> None:
+def test_ball_moving_energy_is_bounded_over_3000_steps(multiplier: NonholonomicMultiplier, perturb: Perturbation) -> None:
     """Lobatto-3, cay, h = 0.1 to t = 300: linear integrals at round-off. With the carried multiplier
     the moving energy is bounded and stationary (its second half no larger than its first; error
     2.8e-9); the consistent closure keeps it at round-off (4.5e-14), where the comparison of the
     halves would compare round-off."""
     ball = BallOnTurntable()
-    sol = lm.integrate(ball.problem(), vprk(3, multiplier), h=0.1, n_steps=3000)
+    sol = lm.integrate(perturb.problem(ball.problem()), vprk(3, multiplier), h=0.1, n_steps=3000)
     integrals = np.array([ball.first_integrals(g, e) for g, e in zip(sol.points(), sol.eta)])
     deviation = np.abs(integrals - integrals[0])
     assert float(np.max(deviation[:, :3])) <= 1e-12
@@ -212,18 +215,20 @@ def test_ball_moving_energy_is_bounded_over_3000_steps(multiplier: NonholonomicM
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("multiplier", MULTIPLIERS)
 @pytest.mark.parametrize(
     "level, total_band, passenger_band",
     [("low", (1.787, 1.806), (0.988, 1.001)), ("high", (3.974, 4.014), None)],
 )
 def test_cvt_energy_bands(level: Literal["low", "high"], total_band: tuple[float, float],
-                          passenger_band: tuple[float, float] | None, multiplier: NonholonomicMultiplier) -> None:
+                          passenger_band: tuple[float, float] | None, multiplier: NonholonomicMultiplier,
+                          perturb: Perturbation) -> None:
     """ε = ½, Lobatto-2, T = 200: with h = 0.1 the total and passenger energies stay in the bands
     of the paper's figures; with h = π/10 the total energy leaves them, for the paper's scheme
     erratically (it wanders over ≥ 0.4; the consistent closure's over 0.17 and 0.37)."""
     cvt = CVT(level=level)
-    problem = cvt.problem()
+    problem = perturb.problem(cvt.problem())
     for h, n_steps in ((0.1, 2000), (math.pi / 10, 636)):
         # At h = π/10 the carried λ is off λ(q, v) by up to 5 times its size: the guard would stop the
         # run, which the paper's figure shows in full.
@@ -232,7 +237,9 @@ def test_cvt_energy_bands(level: Literal["low", "high"], total_band: tuple[float
         total = np.array([cvt.passenger_energy(q, v) + cvt.driver_energy(q, v) for q, v in zip(sol.points(), sol.eta)])
         passenger = np.array([cvt.passenger_energy(q, v) for q, v in zip(sol.points(), sol.eta)])
         slip = max(abs(float(v[2] + math.sin(q[1]) * v[0])) for q, v in zip(sol.points(), sol.eta))
-        assert slip <= 1e-14
+        # sin y's round-off grows with the angle y, which the high level winds up to a few hundred rad
+        terms = max(1.0, float(np.max(np.abs(sol.g[:, 1])))) * max(1.0, float(np.max(np.abs(sol.eta))))
+        assert slip <= 16 * np.finfo(np.float64).eps * terms
         if h == 0.1:
             assert total_band[0] - 5e-4 <= total.min() and total.max() <= total_band[1] + 5e-4
             if passenger_band is not None:  # the spec gives the passenger band of the low level only
@@ -244,13 +251,20 @@ def test_cvt_energy_bands(level: Literal["low", "high"], total_band: tuple[float
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("multiplier", MULTIPLIERS)
-def test_chaotic_ensemble_energy_error_scaling(multiplier: NonholonomicMultiplier) -> None:
+def test_chaotic_ensemble_energy_error_scaling(multiplier: NonholonomicMultiplier, perturb: Perturbation) -> None:
     """Mean squared energy error over the ensemble E = 3.06 (m = 3, J = 8, T = 60), averaged over the
     run: ∝ h⁴ for Lobatto-2 and ∝ h⁸ for Lobatto-3 (the paper's h¹⁰ is not what the method does);
     measured 3.60 and 8.07 (carried), 3.54 and 8.05 (consistent)."""
-    system = ChaoticNonholonomic()
-    assert all(abs(system.energy(p.g0, p.eta0) - 3.06) <= 1e-14 for p in (system.problem(j, 8) for j in range(9)))
+
+    class Perturbed(ChaoticNonholonomic):
+        def problem(self, j: int, J: int) -> lm.Problem[lm.Vector]:
+            return perturb.problem(super().problem(j, J))
+
+    system = Perturbed()
+    unperturbed = ChaoticNonholonomic()
+    assert all(abs(system.energy(p.g0, p.eta0) - 3.06) <= 1e-14 for p in (unperturbed.problem(j, 8) for j in range(9)))
     for s, exponent in ((2, 4.0), (3, 8.0)):
         means = [float(np.mean(mean_squared_energy_error(system, vprk(s, multiplier), h, round(60 / h), 8)))
                  for h in (0.2, 0.1)]
@@ -332,15 +346,16 @@ def _heisenberg_constraint(q: lm.Vector, v: lm.Vector) -> jax.Array:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("s, order", [(2, 2), (3, 4)])
-def test_long_run_on_rn_outside_the_papers(s: int, order: int) -> None:
+def test_long_run_on_rn_outside_the_papers(s: int, order: int, perturb: Perturbation) -> None:
     """R⁴, V = ½(q₁² + 2q₂² + 3q₃² + q₄²) + 0.2 q₁²q₃² (coupled, anharmonic), φ = v₄ − (q₁v₂ − q₂v₁),
     over T = 60 (VPRK's vector-space path): φ = 0 at every node to round-off, and the energy
     (conserved by the continuous flow) has an error without drift whose size falls as h^(2s−2)
     between h = 0.05 and 0.025."""
     system = lm.MechanicalSystem(lm.Rn(4), np.eye(4), _heisenberg_potential)
-    q0 = np.array([0.8, -0.3, 0.5, 0.1])
-    v0 = np.array([0.2, 0.7, -0.4, 0.0])
+    q0 = perturb([0.8, -0.3, 0.5, 0.1])
+    v0 = perturb([0.2, 0.7, -0.4, 0.0])
     v0[3] = q0[0] * v0[1] - q0[1] * v0[0]
     problem = lm.Problem(system, q0, v0, nonholonomic=lm.NonholonomicConstraint(_heisenberg_constraint))
     energy0 = 0.5 * float(v0 @ v0) + float(_heisenberg_potential(q0))

@@ -16,6 +16,7 @@ from liemech.solvers.newton import EPS
 from liemech.systems.lagrange_top import LagrangeTop
 from liemech.testing import estimate_order
 from liemech.testing.finite_differences import jacobian
+from tests.perturbation import Perturbation
 
 TOP = LagrangeTop()
 
@@ -143,14 +144,15 @@ def test_lagrange_top_regression_values() -> None:
 
 
 @pytest.mark.slow
-def test_simpson_over_100_periods_at_20_steps_per_period() -> None:
+@pytest.mark.long_run
+def test_simpson_over_100_periods_at_20_steps_per_period(perturb: Perturbation) -> None:
     """100 nutation periods at h = t̄/20 (ψ turns 23 rad per step and grows to 4.6e4 rad): every
     step's equations are solved to the round-off of their terms (the momenta and h·forces, here
     below Newton's unit floor), however large ψ gets, and the run gives ‖e_θ‖∞ = 3.741e+0 and
     ‖e_H‖∞ = 2.515e-6 to the digits printed (the independent float64 reference). Newton takes
     the exact Jacobian at every iterate by default, as in the paper's Appendix A: at this step
     simplified Newton contracts slowly and not monotonically."""
-    problem = TOP.problem()
+    problem = perturb.problem(TOP.problem())
     period = TOP.nutation_period()
     h = period / 20
     H0 = TOP.energy(problem.g0, problem.mu0)
@@ -176,11 +178,12 @@ def test_rk4_stops_at_a_non_finite_state() -> None:
 
 
 @pytest.mark.slow
-def test_long_runs_keep_simpson_order_and_break_midpoint() -> None:
+@pytest.mark.long_run
+def test_long_runs_keep_simpson_order_and_break_midpoint(perturb: Perturbation) -> None:
     """Over 100 nutation periods, going from N = 40 to 80 steps per period, Simpson's θ-order stays
     4 (4.25 in spec §II.13 (A)) while the midpoint VI's collapses to 0 (its phase is lost at both
     step sizes); both keep their energy orders."""
-    problem = TOP.problem()
+    problem = perturb.problem(TOP.problem())
     period = TOP.nutation_period()
     H0 = TOP.energy(problem.g0, problem.mu0)
     orders = {}

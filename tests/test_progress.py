@@ -8,6 +8,7 @@ import pytest
 
 import liemech as lm
 from liemech.systems import Pendulum
+from tests.perturbation import Perturbation
 
 METHOD = lm.VPRK(lm.lobatto(2))
 STEPS = 10_000  # three compiled chunks (a pendulum's chunk holds 4096 steps)
@@ -23,8 +24,10 @@ def final_count(err: str, unit: str) -> tuple[int, int]:
     return int(states[-1][0]), int(states[-1][1])
 
 
-def test_integrate_shows_a_bar_that_reaches_the_number_of_steps(capsys: pytest.CaptureFixture[str]) -> None:
-    lm.integrate(PENDULUM, METHOD, h=0.01, n_steps=STEPS, progress=True)
+@pytest.mark.long_run
+def test_integrate_shows_a_bar_that_reaches_the_number_of_steps(capsys: pytest.CaptureFixture[str],
+                                                              perturb: Perturbation) -> None:
+    lm.integrate(perturb.problem(PENDULUM), METHOD, h=0.01, n_steps=STEPS, progress=True)
     err = capsys.readouterr().err
     assert final_count(err, "step") == (STEPS, STEPS)
     assert "100%" in err and METHOD.name in err

@@ -15,6 +15,7 @@ from liemech.systems import RollingBall, RollingDisc
 from liemech.systems.body_on_plane import Pose
 from liemech.systems.rolling_disc import lowest_rim_direction
 from liemech.testing import estimate_order
+from tests.perturbation import Perturbation
 
 DISC = RollingDisc()
 STEADY = DISC.steady(lean=0.25, precession=1.5)
@@ -100,11 +101,12 @@ def test_tumbling_disc_against_newton_euler() -> None:
 
 
 @pytest.mark.slow
-def test_tumbling_disc_long_run() -> None:
+@pytest.mark.long_run
+def test_tumbling_disc_long_run(perturb: Perturbation) -> None:
     """10⁴ steps of Lobatto-2 (h = 0.05, T = 500) on the wobbling disc: the energy error stays at
     the level it reaches in the first tenth of the run (no drift), the constraints hold at every
     node to 1e-13, and the disc never falls flat."""
-    problem = tumbling()
+    problem = perturb.problem(tumbling())
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.05, n_steps=10_000)
     energy = np.array([DISC.energy(g, mu) for g, mu in zip(sol.points(), sol.mu)])
     error = np.abs(energy - energy[0])

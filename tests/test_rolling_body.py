@@ -19,6 +19,7 @@ from liemech.systems import RollingBall, RollingBody
 from liemech.systems.body_on_plane import Pose
 from liemech.systems.rolling_body import KANE_LEVINSON_MISALIGNMENT, first_sign_change
 from liemech.testing import estimate_order
+from tests.perturbation import Perturbation
 
 # A tumbling egg: an ellipsoid with its centre of mass off every axis and its principal axes of
 # inertia turned away from the surface's, in units with m = g = 1 (motions of period ~ 1).
@@ -251,11 +252,12 @@ def test_order_and_constraints_against_newton_euler(stages: int, egg_reference: 
 
 
 @pytest.mark.slow
-def test_long_run_energy_without_drift() -> None:
+@pytest.mark.long_run
+def test_long_run_energy_without_drift(perturb: Perturbation) -> None:
     """Lobatto-2, h = 0.05, T = 200 (4000 steps) on the egg: the energy error stays bounded (below
     1e-3 of the energy) with no drift: its largest value over the last quarter of the run is no more
     than 1.5 times that over the first; both constraints hold at every node to round-off."""
-    problem = EGG.problem(CALM_R0, CALM_OMEGA0)
+    problem = perturb.problem(EGG.problem(CALM_R0, CALM_OMEGA0))
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=0.05, t_final=200.0)
     energy = np.array([EGG.energy(g, mu) for g, mu in zip(sol.points(), sol.mu)])
     error = np.abs(energy - energy[0])
@@ -267,14 +269,15 @@ def test_long_run_energy_without_drift() -> None:
 
 
 @pytest.mark.slow
-def test_rattleback_long_run_energy_without_drift() -> None:
+@pytest.mark.long_run
+def test_rattleback_long_run_energy_without_drift(perturb: Perturbation) -> None:
     """Kane & Levinson's rattleback spun clockwise, Lobatto-2 at h = 2e-3 s over T = 100 s (5·10⁴
     steps; it rocks at ~100 rad/s, so hω ≈ 0.2; at h = 4e-3 Newton fails at the first reversal): its
     spin reverses again and again (measured: 5 sign changes of ω_z), the energy error at the stored
     nodes (every 100th step) stays bounded (measured 2.8e-4 J of E = 0.119 J, the same as over
     T = 200) with no drift (largest over the last quarter 0.90 times that over the first), and both
     constraints hold at every stored node to round-off (measured 5e-18 m and 7e-17 m/s)."""
-    problem = RATTLEBACK.problem(RATTLE_R0, np.array([0.0, 0.0, -5.0]))
+    problem = perturb.problem(RATTLEBACK.problem(RATTLE_R0, np.array([0.0, 0.0, -5.0])))
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=2e-3, t_final=100.0, store_every=100)
     energy = np.array([RATTLEBACK.energy(g, mu) for g, mu in zip(sol.points(), sol.mu)])
     error = np.abs(energy - energy[0])

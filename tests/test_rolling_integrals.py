@@ -58,6 +58,7 @@ import liemech as lm
 from liemech.groups.so3 import exp_matrix
 from liemech.systems import RollingBody, RollingDisc
 from liemech.systems.body_on_plane import Pose
+from tests.perturbation import Perturbation
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -201,13 +202,14 @@ def halves(deviation: lm.Vector) -> tuple[float, float]:
 
 
 @pytest.mark.slow
-def test_routh_sphere_long_run() -> None:
+@pytest.mark.long_run
+def test_routh_sphere_long_run(perturb: Perturbation) -> None:
     """Lobatto-2 on the Routh sphere over T = 200 at h = 0.2 and 0.1 (1000 and 2000 steps):
     Jellett's J is kept to round-off at every node (measured ≤ 2e-15, J = −0.036); Routh's R
     (= 0.445) deviates by at most 8.5e-4 and 2.1e-4 (ratio 4.1: order 2), with no drift (the
     largest deviation over the second half equals that over the first); the energy (1.75) by
     6.4e-3 and 1.6e-3, likewise."""
-    problem = SPHERE.problem(SPHERE_R0, SPHERE_OMEGA0)
+    problem = perturb.problem(SPHERE.problem(SPHERE_R0, SPHERE_OMEGA0))
     routh_errors = []
     for h in STEPS:
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, t_final=T_LONG)
@@ -293,13 +295,14 @@ def test_disc_theta_ode_on_newton_euler() -> None:
 
 
 @pytest.mark.slow
-def test_disc_appell_korteweg_long_run() -> None:
+@pytest.mark.long_run
+def test_disc_appell_korteweg_long_run(perturb: Perturbation) -> None:
     """Lobatto-2 on the wobbling disc over T = 200 at h = 0.2 and 0.1 (1000 and 2000 steps): at
     every node, (ω₃, ω₂) is the θ-ODE's solution at the node's θ, i.e. the two Appell–Korteweg
     integrals (c₃, c₂) = (1, 0) are kept: they deviate by at most 4.3e-3 / 4.4e-3 and 1.04e-3 /
     1.08e-3 (ratio 4.1 and 4.0: order 2), with no drift (the largest deviation over the second
     half equals that over the first)."""
-    problem = disc_problem(DISC_R0, DISC_OMEGA0)
+    problem = perturb.problem(disc_problem(DISC_R0, DISC_OMEGA0))
     errors = []
     for h in STEPS:
         sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2)), h=h, t_final=T_LONG)

@@ -29,6 +29,7 @@ from liemech.testing import (
     symplecticity_defect,
 )
 from liemech.types import Matrix, Vector
+from tests.perturbation import Perturbation
 
 TOLERANCE = 0.3  # fitted slope within ± this of the nominal order
 ASYMMETRIC_TOP = HeavyTop()  # 𝕀 = diag(1, 2, 3.5): the free flow is split (Dullweber et al. 1997)
@@ -391,11 +392,12 @@ def test_planar_free_flow_is_exact() -> None:
             assert max_error(np.concatenate([sol.g[-1, k].ravel(), sol.mu[-1, d * k:d * k + d]]), ref) <= 1e-11
 
 
-def test_energy_bounded_on_se2_and_so2() -> None:
+@pytest.mark.long_run
+def test_energy_bounded_on_se2_and_so2(perturb: Perturbation) -> None:
     """2·10⁴ steps (T = 2000) of the planar body on springs (SE(2)) and of a pendulum on SO(2) with
     Strang: the energy error stays at its O(h²) size, without drift; a pendulum's angle matches
     Störmer–Verlet on the angle."""
-    problem = planar_body()
+    problem = perturb.problem(planar_body())
     sol = lm.integrate(problem, lm.Splitting("strang"), h=0.1, n_steps=20_000, store_every=10)
     inverse = np.linalg.inv(PLANAR_INERTIA)
     potential = np.asarray(jax.vmap(planar_spring_potential)(sol.g))
@@ -408,7 +410,7 @@ def test_energy_bounded_on_se2_and_so2() -> None:
         return -jnp.cos(jnp.arctan2(g[1, 0], g[0, 0])) * 2.0  # V = −2 cos θ
 
     moment, h, n = 0.5, 0.1, 5000
-    theta0, omega0 = 1.2, 0.4
+    theta0, omega0 = (float(x) for x in perturb([1.2, 0.4]))
     g0 = np.asarray(plane_rotation(jnp.asarray(theta0)))
     sol = lm.integrate(lm.Problem(lm.MechanicalSystem(lm.SO2(), np.array([[moment]]), pendulum), g0,
                                   mu0=np.array([moment * omega0])), lm.Splitting("strang"), h=h, n_steps=n)
@@ -522,18 +524,20 @@ def test_differentiable_at_rest() -> None:
     assert np.all(np.isfinite(jacobian)) and np.max(np.abs(jacobian - expected)) <= 1e-14
 
 
-def test_momentum_maps_to_round_off() -> None:
+@pytest.mark.long_run
+def test_momentum_maps_to_round_off(perturb: Perturbation) -> None:
     """The heavy top's ⟨μ, Rᵀe₃⟩ (left symmetry) with the split free flow, and the axisymmetric top's
     body μ₃ as well (right symmetry, χ on the axis) with the exact one, over 2000 steps: a random walk
     of round-off (|μ| ≈ 2; up to 17 kicks and 85 rotations per step)."""
     compositions: tuple[lm.SplittingComposition, ...] = ("strang", "kahan_li8")
     for composition in compositions:
-        sol = lm.integrate(ASYMMETRIC_TOP.problem(), lm.Splitting(composition), h=0.05, n_steps=2000)
+        sol = lm.integrate(perturb.problem(ASYMMETRIC_TOP.problem()), lm.Splitting(composition), h=0.05, n_steps=2000)
         vertical = np.einsum("ki,ki->k", sol.mu, sol.g[:, 2])
         assert np.ptp(vertical) <= 5e-13, composition
     exact: tuple[lm.SplittingComposition, ...] = ("strang", "blanes_moan_s6")
     for composition in exact:
-        sol = lm.integrate(AXISYMMETRIC_TOP.problem(), lm.Splitting(composition), h=0.05, n_steps=2000)
+        sol = lm.integrate(perturb.problem(AXISYMMETRIC_TOP.problem()), lm.Splitting(composition), h=0.05,
+                           n_steps=2000)
         assert np.ptp(np.einsum("ki,ki->k", sol.mu, sol.g[:, 2])) <= 5e-13, composition
         assert np.ptp(sol.mu[:, 2]) <= 5e-13, composition
 
@@ -544,7 +548,8 @@ def top_energy(sol: lm.Solution[Matrix]) -> Vector:
     return np.asarray(kinetic + ASYMMETRIC_TOP.mg * sol.g[:, 2] @ ASYMMETRIC_TOP.chi, dtype=np.float64)
 
 
-def test_energy_bounded_on_the_heavy_top() -> None:
+@pytest.mark.long_run
+def test_energy_bounded_on_the_heavy_top(perturb: Perturbation) -> None:
     """5·10⁴ steps (T = 2500) of Strang and of McLachlan's order-4 composition: the energy error stays
     at its O(hᵖ) size, without drift: the second half of the run is no worse than the first (a drift
     would double it). Halves, not tenths: the chaotic top takes longer than a tenth of the run to
@@ -552,7 +557,7 @@ def test_energy_bounded_on_the_heavy_top() -> None:
     one, and the same 8–10e-8 in every tenth of a run 8 times longer)."""
     runs: tuple[tuple[lm.SplittingComposition, float], ...] = (("strang", 2e-3), ("mclachlan4", 1e-6))
     for composition, bound in runs:
-        sol = lm.integrate(ASYMMETRIC_TOP.problem(), lm.Splitting(composition), h=0.05, n_steps=50_000,
+        sol = lm.integrate(perturb.problem(ASYMMETRIC_TOP.problem()), lm.Splitting(composition), h=0.05, n_steps=50_000,
                            store_every=50)
         error = np.abs(top_energy(sol) - top_energy(sol)[0])
         half = error.size // 2
@@ -575,13 +580,15 @@ def _three_bodies() -> tuple[lm.Problem[Matrix], list[Matrix], Callable[[jax.Arr
     return lm.Problem(system, R0, mu0=rng.normal(size=9)), inertias, potential
 
 
-def test_three_tied_bodies_over_a_long_run() -> None:
+@pytest.mark.long_run
+def test_three_tied_bodies_over_a_long_run(perturb: Perturbation) -> None:
     """Three asymmetric bodies tied by springs between their orientations (a system of no paper),
     McLachlan's order-4 composition, h = 0.05, T = 1000 (2·10⁴ steps, every split free flow
     vectorised over the bodies): the energy error stays at its O(h⁴) size (measured 3.1e-5 of
     E = 10.7) without drift (second half 2.8e-5 against 3.1e-5 in the first), and the total angular
     momentum Σ Rᵢμᵢ, which every kick and every rotation keeps, to round-off (measured 8.6e-12)."""
     problem, inertias, potential = _three_bodies()
+    problem = perturb.problem(problem)
     sol = lm.integrate(problem, lm.Splitting("mclachlan4"), h=0.05, t_final=1000.0)
     mus = sol.mu.reshape(-1, 3, 3)
     kinetic = sum(0.5 * np.einsum("ki,ij,kj->k", mus[:, b], np.linalg.inv(J), mus[:, b]) for b, J in enumerate(inertias))
@@ -594,10 +601,12 @@ def test_three_tied_bodies_over_a_long_run() -> None:
 
 
 @pytest.mark.slow
-def test_energy_bounded_over_a_million_steps() -> None:
+@pytest.mark.long_run
+def test_energy_bounded_over_a_million_steps(perturb: Perturbation) -> None:
     """Störmer–Verlet on Hénon–Heiles, 10⁶ steps of h = 0.05 (T = 5·10⁴), every 100th node stored:
     the energy error stays at its O(h²) size, without drift."""
-    sol = lm.integrate(HENON_HEILES.problem(), lm.Splitting("strang"), h=0.05, n_steps=1_000_000, store_every=100)
+    sol = lm.integrate(perturb.problem(HENON_HEILES.problem()), lm.Splitting("strang"), h=0.05, n_steps=1_000_000,
+                       store_every=100)
     x, y = sol.g[:, 0], sol.g[:, 1]
     energy = 0.5 * np.sum(sol.mu**2, axis=1) + 0.5 * (x * x + y * y) + x * x * y - y**3 / 3.0
     error = np.abs(energy - energy[0])

@@ -20,6 +20,7 @@ from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
 from liemech.testing import estimate_order
 from liemech.testing.finite_differences import jacobian
+from tests.perturbation import Perturbation
 
 TOP = HeavyTop()
 STEPS = [10, 20, 40, 80]
@@ -65,7 +66,8 @@ def test_heavy_top_lobatto3_one_run() -> None:
 
 
 @pytest.mark.slow
-def test_heavy_top_energy_has_no_drift_over_10_000_steps() -> None:
+@pytest.mark.long_run
+def test_heavy_top_energy_has_no_drift_over_10_000_steps(perturb: Perturbation) -> None:
     """Lobatto-2 over T = 250: 10⁴ steps of h = 0.025 and 5000 of h = 0.05.
 
     A symplectic method's energy error is an O(h²) oscillation (a nearby modified energy is
@@ -75,7 +77,7 @@ def test_heavy_top_energy_has_no_drift_over_10_000_steps() -> None:
     T = 250.0
     maxima = []
     for h in (0.05, 0.025):
-        sol = lm.integrate(TOP.problem(), lm.VPRK(lm.lobatto(2)), h=h, t_final=T)
+        sol = lm.integrate(perturb.problem(TOP.problem()), lm.VPRK(lm.lobatto(2)), h=h, t_final=T)
         error = np.array([TOP.energy(R, m) for R, m in zip(sol.g, sol.mu)])
         error -= error[0]
         half = len(error) // 2
@@ -213,7 +215,8 @@ def test_newton_jacobian_is_exact_on_so3() -> None:
 
 
 @pytest.mark.slow
-def test_long_run_on_a_body_outside_the_papers() -> None:
+@pytest.mark.long_run
+def test_long_run_on_a_body_outside_the_papers(perturb: Perturbation) -> None:
     """A rigid body of inertia diag(1.3, 0.7, 2.1) in V = (e₃ᵀRχ)² + 0.8 e₃ᵀRχ, χ = (0.3, 0.5, −0.4),
     given by V alone, over T = 100 with Lobatto-3: rotations about e₃ are a symmetry, so ⟨μ, Rᵀe₃⟩
     stays at round-off; the energy error is an O(h⁴) oscillation without drift (its fitted linear
@@ -225,7 +228,7 @@ def test_long_run_on_a_body_outside_the_papers() -> None:
         return height**2 + 0.8 * height
 
     system = lm.MechanicalSystem(lm.SO3(), inertia, potential)
-    problem = lm.Problem(system, lm.SO3().retraction("exp").tau(np.array([0.4, -0.2, 0.1])), np.array([0.9, -1.1, 0.6]))
+    problem = lm.Problem(system, lm.SO3().retraction("exp").tau(perturb([0.4, -0.2, 0.1])), perturb([0.9, -1.1, 0.6]))
 
     def energy(R: lm.Matrix, mu: lm.Vector) -> float:
         return 0.5 * float(mu @ np.linalg.solve(inertia, mu)) + float(potential(R))
@@ -243,8 +246,9 @@ def test_long_run_on_a_body_outside_the_papers() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long_run
 @pytest.mark.parametrize("retraction", ["cay", "exp"])
-def test_long_run_of_a_body_on_se3_outside_the_papers(retraction: lm.RetractionKind) -> None:
+def test_long_run_of_a_body_on_se3_outside_the_papers(retraction: lm.RetractionKind, perturb: Perturbation) -> None:
     """A body on SE(3) (mass 2, moments 0.5, 0.7, 1.1) under gravity, a spring (k = 20) pulling its
     centre to the origin and V_R = (e₃ᵀRχ)², over T = 100 with Lobatto-2 at h = 0.02 (both SE(3)
     retractions in closed form, their tangents applied to vectors): rotations about the vertical
@@ -260,8 +264,8 @@ def test_long_run_of_a_body_on_se3_outside_the_papers(retraction: lm.RetractionK
         return value
 
     system = lm.MechanicalSystem(lm.SE3(), np.diag([2.0, 2.0, 2.0, 0.5, 0.7, 1.1]), potential)
-    g0 = np.asarray(lm.SE3().retraction("exp").tau(np.array([1.0, 0.0, 0.5, 0.4, -0.3, 0.2])))
-    problem = lm.Problem(system, g0, np.array([0.0, 1.2, 0.3, 0.8, -0.6, 1.5]))
+    g0 = np.asarray(lm.SE3().retraction("exp").tau(perturb([1.0, 0.0, 0.5, 0.4, -0.3, 0.2])))
+    problem = lm.Problem(system, g0, perturb([0.0, 1.2, 0.3, 0.8, -0.6, 1.5]))
     sol = lm.integrate(problem, lm.VPRK(lm.lobatto(2), retraction), h=0.02, t_final=100.0, store_every=5)
     spatial = np.array([(lm.SE3().Ad(lm.SE3().inverse(g)).T @ mu)[5] for g, mu in zip(sol.g, sol.mu)])
     assert np.max(np.abs(spatial - spatial[0])) <= 1e-12 * max(1.0, float(np.max(np.abs(sol.mu))))
