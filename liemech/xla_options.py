@@ -27,7 +27,7 @@ from typing import Any, Final, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
-from jax._src import core as jax_core  # trace_state_clean: no public equivalent in jax 0.10
+from jax.extend.core import take_current_trace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,11 +41,15 @@ SMALL_LOOP_BYTES: Final = 2**26
 SMALL_LOOP_OPTION: Final = f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"
 
 
+SMALL_LOOP_FLAG: Final = f"--xla_backend_extra_options={SMALL_LOOP_OPTION}"
+"""The ``XLA_FLAGS`` entry that asks for ``SMALL_LOOP_OPTION``."""
+
+
 def _ask_for_small_loops() -> None:
-    """Adds ``SMALL_LOOP_OPTION`` to ``XLA_FLAGS``, unless the user sets XLA's extra options."""
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_backend_extra_options" not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_extra_options={SMALL_LOOP_OPTION}".strip()
+    """Sets ``XLA_FLAGS`` to ``SMALL_LOOP_FLAG`` where the user has not set it (a user's flags are
+    left as they are) and has not opted out with ``LIEMECH_SET_XLA_FLAGS=0``."""
+    if not os.environ.get("XLA_FLAGS", "").strip() and os.environ.get("LIEMECH_SET_XLA_FLAGS", "1") != "0":
+        os.environ["XLA_FLAGS"] = SMALL_LOOP_FLAG
 
 
 _ask_for_small_loops()
@@ -60,8 +64,10 @@ def small_loops_compiled() -> bool:
     if not compiled:
         warnings.warn(
             "XLA runs liemech's steps kernel by kernel in this process, about three times slower: JAX's "
-            "backend started before liemech was imported, or XLA_FLAGS sets xla_backend_extra_options "
-            f"without {SMALL_LOOP_OPTION}. Import liemech before computing with JAX, or add that option.",
+            "backend started before liemech was imported, or XLA_FLAGS was set (liemech leaves a user's "
+            f"XLA_FLAGS as they are) without {SMALL_LOOP_FLAG}. Import liemech before computing with JAX, and "
+            "add that flag to XLA_FLAGS (within an xla_backend_extra_options you set already, as one more "
+            "comma-separated entry).",
             stacklevel=2)
     return compiled
 
@@ -78,11 +84,19 @@ def compiler_options() -> dict[str, str | bool | int | float]:
     return dict(WANTED)
 
 
+def _current_trace_type() -> type:
+    with take_current_trace() as trace:
+        return type(trace)
+
+
+_TOP_LEVEL_TRACE: Final = _current_trace_type()
+"""The kind of JAX trace that evaluates where no transformation runs, read when liemech is imported."""
+
+
 def top_level() -> bool:
-    """Whether no JAX transformation (jit, grad, vmap, …) is tracing here; False where this jaxlib
-    cannot tell."""
-    clean: Callable[[], bool] | None = getattr(jax_core, "trace_state_clean", None)
-    return clean is not None and bool(clean())
+    """Whether no JAX transformation (jit, grad, vmap, …) is tracing here: JAX's current trace is
+    the evaluating one of the top level (``jax.extend.core.take_current_trace``)."""
+    return _current_trace_type() is _TOP_LEVEL_TRACE
 
 
 class _Jitted:

@@ -95,3 +95,16 @@ def test_every_package_is_on_the_map_and_the_map_is_documented() -> None:
     missing = [piece for piece in sorted(on_map) if f"`{piece}" not in page]
     assert not missing, f"docs/architecture.md does not name {missing}"
 
+
+
+def test_no_private_jax() -> None:
+    """liemech imports JAX's public modules only (``jax``, ``jax.numpy``, ``jax.extend``, …): a module
+    under ``jax._src`` moves or vanishes between releases without notice."""
+    private = []
+    for module, tree in modules():
+        for node in ast.walk(tree):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            private += [f"{module} imports {name}" for name in names if name.startswith("jax._src")
+                        or name.startswith("jaxlib")]
+    assert not private, "\n".join(private)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import liemech as lm
-from liemech.xla_options import WANTED, compiler_options, jit, small_loops_compiled, top_level
+from liemech.xla_options import SMALL_LOOP_FLAG, WANTED, compiler_options, jit, small_loops_compiled, top_level
 
 
 def products(a: jax.Array) -> jax.Array:
@@ -75,3 +75,18 @@ def test_small_loops_are_one_kernel_here_and_a_late_import_warns() -> None:
     env = {key: value for key, value in os.environ.items() if key != "XLA_FLAGS"}
     out = subprocess.run([sys.executable, "-c", late], env=env, capture_output=True, text=True, check=True).stdout
     assert out.startswith("False") and "kernel by kernel" in out
+
+
+def test_a_users_xla_flags_are_left_as_they_are() -> None:
+    """Importing liemech sets XLA_FLAGS only where the user has not: a user's flags stay as they are
+    (and the first compilation says how to add liemech's), and LIEMECH_SET_XLA_FLAGS=0 keeps the
+    variable unset."""
+    probe = "import os, liemech; print(repr(os.environ.get('XLA_FLAGS')))"
+    base = {key: value for key, value in os.environ.items() if key not in ("XLA_FLAGS", "LIEMECH_SET_XLA_FLAGS")}
+    cases = [({}, repr(SMALL_LOOP_FLAG)),
+             ({"XLA_FLAGS": "--xla_cpu_enable_fast_math=false"}, repr("--xla_cpu_enable_fast_math=false")),
+             ({"LIEMECH_SET_XLA_FLAGS": "0"}, "None")]
+    for extra, expected in cases:
+        out = subprocess.run([sys.executable, "-c", probe], env={**base, **extra}, capture_output=True, text=True,
+                             check=True).stdout
+        assert out.strip() == expected, (extra, out)
