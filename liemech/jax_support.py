@@ -37,7 +37,7 @@ def _enable_compilation_cache() -> None:
     if not directory:
         return
     _set("jax_compilation_cache_dir", directory)
-    # Steps compile in 0.1–5 s; caching only those above jax's default 1 s would miss most.
+    # Most steps compile in less than jax's default threshold (1 s), which would leave them uncached.
     _set("jax_persistent_cache_min_compile_time_secs", 0.1)
     # A size bound makes jax lock the directory around every read and write, so that processes
     # sharing it (Dask workers, pytest-xdist) never read an entry another one is still writing.
@@ -117,9 +117,8 @@ def traced_once(function: Callable[..., R], *args: jax.Array) -> Callable[..., R
     """``function`` traced once at the shapes of ``args`` and replayed from its jaxpr at every call
     (in any transformation: what it closes over stays differentiable). A step needs its equations
     four or five times (Newton's residual and Jacobian, custom_root's own jaxpr and linearisation,
-    the step's end), and a replay skips the Python of the model and the groups (measured: a free
-    body's Lobatto-2 step on SE(3) traced in 1.5 s instead of 4.3 s, the Chaplygin sleigh's in 1.7 s
-    instead of 2.5 s)."""
+    the step's end), and a replay skips the Python of the model and the groups, which takes most of
+    a trace's time."""
     closed, shape = jax.make_jaxpr(function, return_shape=True)(*args)
     replay, tree = jaxpr_as_fun(closed), jax.tree.structure(shape)
 

@@ -2,21 +2,19 @@
 
 XLA's CPU backend hands dot products to the YNNPACK library by default. A step's products are
 small (3 × 3 rotations, blocks of a few bodies, Jacobians of tens of unknowns), and calling the
-library for each costs more than the loops XLA writes for them itself: with YNNPACK's fusions
-turned off, a VPRK step on the heavy top takes a third less time (Lobatto-2 cay 21 → 14 µs), an
-ensemble of 64 tops and an 8-link chain about a tenth less, the 16-top and 32-link chains on the
-block tree 3–7 % less. The option is an experimental one of XLA's: where a jaxlib does not know it,
-liemech compiles without it.
+library for each costs more than the loops XLA writes for them itself, so liemech turns YNNPACK's
+fusions off. The option is an experimental one of XLA's: where a jaxlib does not know it, liemech
+compiles without it.
 
 XLA's CPU runtime runs a program kernel by kernel, at a fixed cost per kernel, except while loops
 whose iteration touches fewer than ``xla_cpu_small_while_loop_byte_threshold`` bytes (1 KiB by
 default), which it compiles into one kernel. A step's Newton loop, and the time loop around it,
-are small but touch more than 1 KiB; importing liemech raises the threshold to
-``SMALL_LOOP_BYTES`` through ``XLA_FLAGS``, which XLA reads once, when JAX's backend starts. A
-step that calls no library (Newton inverts small systems by a loop for this,
-``liemech.numerics.lu.inverse``) then runs as one kernel: the heavy top's Lobatto-3 step 26 → 8 µs. Where the backend had started
-before liemech was imported, or ``XLA_FLAGS`` already sets XLA's extra options, the first
-compilation warns (``small_loops_compiled``).
+are small but touch more than 1 KiB; where the user has not set ``XLA_FLAGS``, importing liemech
+sets it to raise the threshold to ``SMALL_LOOP_BYTES`` (XLA reads it once, when JAX's backend
+starts; ``LIEMECH_SET_XLA_FLAGS=0`` opts out). A step that calls no library (Newton inverts small
+systems by a loop for this, ``liemech.numerics.lu.inverse``) then runs as one kernel. Where the
+backend had started before liemech was imported, or the user's ``XLA_FLAGS`` leave the threshold
+out, the first compilation warns (``small_loops_compiled``).
 """
 
 import functools
@@ -122,7 +120,6 @@ def jit(function: F) -> F:
     """``jax.jit(function)``, compiled with ``compiler_options()`` where it is called at the top
     level, outside every JAX transformation, and without them inside one (JAX refuses options on
     a jit nested in another, as a flow's is wherever a user transforms it): liemech's own programs
-    (a stepper's step, a flow) and a user's study around them (``lm.jit``). Its compiled code for
-    a flow of the 32-link chain takes half the time of ``jax.jit``'s (1.5 against 3.0 ms a step),
-    for the heavy top's a third (4.5 against 16.5 µs)."""
+    (a stepper's step, a flow) and a user's study around them (``lm.jit``), whose compiled code
+    runs markedly faster with these options than under ``jax.jit``."""
     return cast(F, _Jitted(function))

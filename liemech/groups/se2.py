@@ -112,7 +112,8 @@ class SE2Exp(Retraction[Matrix]):
                 f"exp⁻¹ is not unique at the cut locus: the rotation angle of g is {w!r}, "
                 f"within {CUT_LOCUS_TOL:.0e} of ±π"
             )
-        # S⁻¹ is the rotation block of dτ⁻¹(0, 0, ω) (one compiled call; γ eagerly costs ms).
+        # S⁻¹ is the rotation block of dτ⁻¹(0, 0, ω): one compiled call, where γ run eagerly
+        # dispatches op by op.
         v = self.dtau_inv(np.array([0.0, 0.0, w]))[:2, :2].T @ g[:2, 2]
         return np.array([v[0], v[1], w])
 

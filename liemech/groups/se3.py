@@ -66,8 +66,7 @@ class SE3(MatrixGroup):
     @array_method
     def perturbed(self, g: Matrix, z: VectorLike) -> jax.Array:
         """g + g ẑ = [[R + R ω̂, x + R v], [0, 1]] for z = (v, ω), the rows of R ω̂ being R_i × ω:
-        no 4 × 4 product and no ẑ built by scatters (a free body with a potential on SE(3): a
-        Lobatto-3 step 4 % less time, a kahan_li8 splitting step 32 %)."""
+        no 4 × 4 product and no ẑ built by scatters."""
         expect_shape(g, (4, 4), "g")
         expect_shape(z, (6,), "z")
         point, xi = jnp.asarray(g), jnp.asarray(z, dtype=float)
@@ -124,7 +123,7 @@ class SE3Exp(Retraction[Matrix]):
     def tau_inv(self, g: Matrix) -> Vector:
         g = self._group.check_point(g)
         w = so3.log_rotation(g[:3, :3])
-        J_inv = so3.SO3().retraction("exp").dtau_inv(-w)  # compiled; so3.dexp_inv run eagerly costs ms
+        J_inv = so3.SO3().retraction("exp").dtau_inv(-w)  # compiled: so3.dexp_inv run eagerly dispatches op by op
         return np.concatenate([J_inv @ g[:3, 3], w])
 
     def _upper(self, xi: VectorLike) -> jax.Array:
@@ -185,8 +184,8 @@ class SE3Exp(Retraction[Matrix]):
 
     @array_method
     def dtau_derivative_star(self, xi: VectorLike, eta: VectorLike, m: VectorLike) -> jax.Array:
-        """ddτ(ξ, η)ᵀdτ(ξ)ᵀm = Mᵀm (``_m_transposed``), without dτᵀ and its inverse (the free body's
-        VPRK step on SE(3), Lobatto-2/3 with exp: 14.8–15.3/73–81 → 12.2–12.7/55–57 µs)."""
+        """ddτ(ξ, η)ᵀdτ(ξ)ᵀm = Mᵀm (``_m_transposed``), without dτᵀ and its inverse, which the default
+        (``ddtau_star`` at μ = dτᵀm) would apply and undo."""
         xi, eta, m = shaped_vectors(6, xi=xi, eta=eta, m=m)
         return _m_transposed(xi, eta, m[:3], m[3:], series.exp_coefficients(xi[3:] @ xi[3:]))
 

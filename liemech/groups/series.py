@@ -42,7 +42,7 @@ slowest, γ's (radius of convergence θ = 2π), falls tenfold a term."""
 
 SERIES_TERMS: Final = 12
 """Terms of each economised series (``_series``): enough for every coefficient and its first
-two derivatives in s to round-off on [0, SERIES_BELOW], where the Taylor series needed 20."""
+two derivatives in s to round-off on [0, SERIES_BELOW], where the Taylor series would need 20."""
 
 
 def _coefficients(first_factorial: int) -> list[Fraction]:
@@ -95,7 +95,8 @@ def _series(name: str) -> tuple[float, ...]:
     Chebyshev polynomials of x = 2s/SERIES_BELOW − 1, cut after SERIES_TERMS of them, and brought
     back to powers of s, exactly; rounded to floats only at the end. The terms cut sum to less than
     2⁻⁵⁶ of each function's smallest value there (``tests/test_series.py``). Computed at the first
-    trace that needs it, not at import (the ten take ~30 ms in rationals)."""
+    trace that needs it, not at import (exact rational arithmetic for all ten would slow every
+    import)."""
     kept = chebyshev_coefficients(_TAYLOR[name])[:SERIES_TERMS]
     chebyshev = [[Fraction(1)], [Fraction(0), Fraction(1)]]  # T_j in powers of x
     for j in range(2, SERIES_TERMS):
@@ -134,10 +135,9 @@ def _jitted(coefficient: Callable[[ArrayLike], jax.Array]) -> Callable[[ArrayLik
 
 
 def _summed(table: NDArray[np.float64], s: jax.Array) -> jax.Array:
-    """[..., j] = Σ_k table[k, j] sᵏ, from the powers of s rather than by Horner's rule, whose
-    dependent products (twenty, then) took a fifth of a VPRK step with exp once XLA compiles the
-    step into one kernel (the heavy top's Lobatto-3 step 13.7 → 11.0 µs); the terms fall fast, and
-    both orders agree to round-off."""
+    """[..., j] = Σ_k table[k, j] sᵏ, from the powers of s rather than by Horner's rule, whose chain
+    of dependent products is slow where XLA compiles a VPRK step with exp into one kernel; the terms
+    fall fast, and both orders agree to round-off."""
     s = s[..., None]
     powers = jnp.concatenate([jnp.ones_like(s)] + [s**k for k in range(1, len(table))], axis=-1)
     return jnp.sum(powers[..., None] * table, axis=-2)
@@ -156,8 +156,8 @@ def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) 
 
     if s.ndim == 0:
         # One angle: a branch, so that a step whose rotations stay below θ = 2 skips the closed
-        # forms' sines, cosines and divisions (a heavy-top VPRK step with exp, Lobatto-2: 2.96–3.04
-        # → 2.43–2.47 µs). Under vmap, with a batched s, JAX evaluates both and selects, as below.
+        # forms' sines, cosines and divisions. Under vmap, with a batched s, JAX evaluates both and
+        # selects, as below.
         branched: jax.Array = jax.lax.cond(below, lambda: summed, closed)
         return branched
     return jnp.where(below[..., None], summed, closed())
@@ -166,9 +166,9 @@ def _stacked(table: NDArray[np.float64], forms: Sequence[Closed], s: ArrayLike) 
 def _batches_branch(table: NDArray[np.float64], forms: Sequence[Closed]) -> Callable[[jax.Array], jax.Array]:
     """``_stacked(table, forms, ·)``, whose batch (under vmap: a step's stages) branches as a whole:
     the closed forms are evaluated only if some s of the batch reaches SERIES_BELOW, where vmap
-    would evaluate them for every s and select (the heavy top's VPRK step with exp, Lobatto-3/4
-    9.1/14.1 → 7.9/12.6 µs). Not differentiable (``jax.custom_batching.custom_vmap`` has no reverse mode):
-    ``_exp_stack`` and ``_exp_s_stack`` call it on primal values only."""
+    would evaluate them for every s and select. Not differentiable
+    (``jax.custom_batching.custom_vmap`` has no reverse mode): ``_exp_stack`` and ``_exp_s_stack``
+    call it on primal values only."""
 
     @jax.custom_batching.custom_vmap
     def stacked(s: jax.Array) -> jax.Array:

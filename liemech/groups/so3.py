@@ -27,8 +27,9 @@ CAYLEY_POLE_TOL: Final = 1e-12
 """cay⁻¹ raises when 1 + tr R falls below this (a rotation by π has no Cayley preimage)."""
 
 
-# skew and cross stay numpy: the systems' reference right-hand sides (DOP853) call them in tight
-# numpy loops, where a jax.numpy call would cost ~10 µs. The groups use hat3 and jnp.cross.
+# skew and cross are numpy: the systems' reference right-hand sides (DOP853) call them in tight
+# numpy loops, where a jax.numpy call costs far more than its arithmetic. The groups use hat3 and
+# jnp.cross.
 def skew(v: VectorLike) -> Matrix:
     """v̂ with v̂ w = v × w."""
     x, y, z = float(v[0]), float(v[1]), float(v[2])
@@ -36,7 +37,7 @@ def skew(v: VectorLike) -> Matrix:
 
 
 def cross(a: Vector, b: Vector) -> Vector:
-    """a × b without np.cross (which costs ~17 µs for two 3-vectors)."""
+    """a × b without np.cross, whose overhead for two 3-vectors far exceeds their arithmetic."""
     return np.array(
         [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
     )
@@ -64,10 +65,8 @@ def combine(a: jax.Array | float, b: jax.Array | float, c: jax.Array | float, v:
 def dot3(a: jax.Array, b: jax.Array) -> jax.Array:
     """a·b over the last axis as the sum of its three products, and ``cross3`` a × b from its
     components: in SO(3)'s vector forms of a VPRK step (``combine_times``, ``dexp_derivative_star``,
-    and since ``twice_crossed``), batched over stages and Newton's directions, they compile to
-    faster code than ``jnp.sum``'s reduction and ``jnp.cross`` (the heavy top's Lobatto-2/3/4 with
-    exp 3.19/8.12/12.67 → 2.95/7.76/11.63 µs a step, cay's unchanged; a free body on SE(3),
-    Lobatto-3 with cay 36.7 → 28.9 µs, with exp 75 → 79 µs)."""
+    ``twice_crossed``), batched over stages and Newton's directions, they compile to faster code
+    than ``jnp.sum``'s reduction and ``jnp.cross``."""
     return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
 
 
@@ -81,9 +80,8 @@ def combine_times(a: jax.Array | float, b: jax.Array | float, c: jax.Array | flo
                    v: ArrayLike) -> jax.Array:
     """(a I + b ŵ + c w wᵀ) v = a v + b w × v + c (w·v) w, without the matrix. VPRK applies dτ, dτᵀ
     and ddτᵀ to vectors only; for cay, as cross products they compile to fewer XLA kernels than the
-    3 × 3 matrices and their products (Lobatto-3 on the heavy top: 125 + 3 × 44 kernels a step
-    instead of 144 + 3 × 54, a step about 30 % faster). exp applies J and J⁻ᵀ as ``twice_crossed``,
-    with its six coefficients from one stacked sum (``series.exp_coefficients``)."""
+    3 × 3 matrices and their products. exp applies J and J⁻ᵀ as ``twice_crossed``, with its six
+    coefficients from one stacked sum (``series.exp_coefficients``)."""
     w, v = jnp.asarray(w, dtype=float), jnp.asarray(v, dtype=float)
     out = a * v + b * cross3(w, v)
     return out if isinstance(c, float) and c == 0.0 else out + (c * dot3(w, v))[..., None] * w
@@ -179,9 +177,7 @@ def dexp_inv_star(w: jax.Array, x: jax.Array, k: series.ExpCoefficients) -> jax.
 
 def twice_crossed(b: jax.Array | float, c: jax.Array, w: jax.Array, x: jax.Array) -> jax.Array:
     """(I + b ŵ + c ŵ²) x = x + b y + c w×y with y = w×x: ŵ² x as a second cross product rather than
-    (w·x) w − |w|² x, which compiles to slower code in VPRK's step (the heavy top with exp,
-    Lobatto-2/3/4: 2.93/7.77/11.51 → 2.74/7.26/11.34 µs a step; a free body on SE(3), Lobatto-3
-    with exp: 54 → 49 µs)."""
+    (w·x) w − |w|² x, which compiles to slower code in VPRK's step."""
     y = cross3(w, x)
     return x + b * y + c * cross3(w, y)
 
@@ -248,8 +244,7 @@ class SO3(MatrixGroup):
     @array_method
     def perturbed(self, g: Matrix, z: VectorLike) -> jax.Array:
         """g + g ẑ, whose rows are g_i + g_i × z: 18 products, in the value and in each derivative,
-        where the product g (I + ẑ) takes 27 and ẑ (a contraction with the Levi-Civita symbol) 27
-        more (the 32-link chain's Lobatto-2 step 3 % less time, a splitting step of the heavy top 6 %)."""
+        where the product g (I + ẑ) takes 27 and ẑ (a contraction with the Levi-Civita symbol) 27 more."""
         expect_shape(g, (3, 3), "g")
         expect_shape(z, (3,), "z")
         return jnp.asarray(g) + jnp.cross(g, z)
@@ -310,7 +305,8 @@ def log_rotation(R: Matrix) -> Vector:
             f"within {CUT_LOCUS_TOL:.0e} of π"
         )
     if cos_theta > 0.0:
-        # numpy's sinc(x) = sin(πx)/(πx) (exact at 0); series.sinc would cost ms called eagerly.
+        # numpy's sinc(x) = sin(πx)/(πx) (exact at 0): series.sinc, called eagerly, would dispatch
+        # JAX operations for one scalar.
         return w / np.sinc(theta / math.pi)
     outer = 0.5 * (R + R.T) - cos_theta * np.eye(3)
     i = int(np.argmax(np.diag(outer)))
@@ -324,9 +320,8 @@ class SO3Exp(Retraction[Matrix]):
     """exp on SO(3) with dτ = J = I − αω̂ + βω̂², dτ⁻¹ = I + ½ω̂ + γω̂².
 
     ``dtau_derivative_star`` keeps the default Kᵀ J⁻ᵀ (Jᵀm), although Kᵀm directly
-    (``dexp_derivative_star``) is the same vector with less algebra: measured in the heavy top's
-    VPRK step, the direct form is faster where a stage runs alone (Lobatto-2: 2.80 → 2.41 µs) but
-    slower in a batch of stages (Lobatto-4: 11.5 → 12.8–13.2 µs, Lobatto-5: 19.3 → 21.0)."""
+    (``dexp_derivative_star``) is the same vector with less algebra: in a VPRK step the direct form
+    is faster where a stage runs alone (Lobatto-2) but slower in a batch of stages (Lobatto-4, 5)."""
 
     @array_method
     def tau(self, xi: VectorLike) -> jax.Array:

@@ -280,7 +280,7 @@ def _broadcast(operands: list[np.ndarray], params: dict[str, Any]) -> np.ndarray
 _Rule = Callable[[list[np.ndarray], dict[str, Any]], np.ndarray]
 _NUMPY: Final[dict[str, _Rule]] = {
     # The primitives that indexing computes its indices with, run in numpy: JAX would compile each
-    # on first use (0.3 s for the few of a fancy index), where numpy takes microseconds.
+    # on first use, which takes far longer than numpy's arithmetic on these few values.
     **{name: (lambda f: lambda x, p: f(*x))(f) for name, f in (
         ("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("neg", np.negative), ("max", np.maximum),
         ("min", np.minimum), ("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),

@@ -128,8 +128,8 @@ class Problem(Generic[P]):
         if self.holonomic is None and self.nonholonomic is None:
             return None
         # Compiled once per system and constraints (kept on the system): problems that share them,
-        # as an ensemble's members or a loop over initial data do, pay milliseconds rather than
-        # op-by-op evaluation of the derivatives.
+        # as an ensemble's members or a loop over initial data do, pay one compiled call rather
+        # than an op-by-op evaluation of the derivatives.
         parts = (self.system, self.holonomic, self.nonholonomic, self.force)
         multiplier = owned_jit(self.system, ("multiplier", *parts[1:]), functools.partial(consistent_multiplier, *parts))
         lam = multiplier(self.g0, self.eta0, 0.0)

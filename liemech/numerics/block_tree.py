@@ -22,10 +22,10 @@ with one factorisation, is products of blocks alone. The KKT blocks are indefini
 unknowns have zero diagonal sub-blocks): for a linear solve each inversion pivots partially
 (``lu.inverse``); for Newton, which needs J only approximately, the multipliers come last in their
 blocks and each block is inverted pivoting on its diagonal in order (``lu.inverse_unpivoted``,
-a quarter less time), and the whole factorisation again with partial pivoting where a pivot was
-small against its column (``lu.PIVOT_RATIO``). The inverse's round-off, cond(S_i)·eps relative
-(times the elimination's growth without pivoting), only slows a simplified Newton's contraction
-by as much. There is no pivoting across blocks: every S_i must be regular. S_i is the Schur
+which skips the pivot search), and the whole factorisation again with partial pivoting where a
+pivot was small against its column (``lu.PIVOT_RATIO``). The inverse's round-off, cond(S_i)·eps
+relative (times the elimination's growth without pivoting), only slows a simplified Newton's
+contraction by as much. There is no pivoting across blocks: every S_i must be regular. S_i is the Schur
 complement of the subtree of i (i and the blocks below it), so it is when each subtree's block is:
 for a mechanism whose joints' multipliers go with their child bodies (away from the world), a
 subtree on the world's side of the root carries only joints among its own bodies and to the world,
@@ -38,8 +38,7 @@ depend on the number of blocks. The blocks live in slots in level order (level d
 slot d·W + w), so that a level writes what its parents need (L_i S_i⁻¹ U_i, L_i z_i) into its own
 consecutive slots, and a parent gathers its children's from a static table: no scatter and no
 library call, so that XLA compiles each loop over the levels, and the loops around them, into one
-kernel (``liemech.xla_options``; with LAPACK's factors and scatter-adds the 32-link chain's
-Lobatto-2 step took 2.85 ms, without them 2.15). Factorisation and solve are differentiable in forward and
+kernel (``liemech.xla_options``). Factorisation and solve are differentiable in forward and
 reverse mode.
 """
 

@@ -9,10 +9,9 @@ Alone, factorisation and solve are LAPACK's. Under ``jax.vmap`` (an ensemble, a 
 two things change:
 
 * the solve: XLA's CPU backend would call LAPACK once per matrix, and for the small systems of a
-  step (tens of unknowns) the calls cost several times their arithmetic (0.6 µs per member for a
-  16 × 16 system against 0.11 µs for the substitutions written out as elementwise operations on
-  the whole batch, which XLA fuses into one loop). Both compute x = U⁻¹ L⁻¹ P r with the same
-  factors, so they differ only in round-off.
+  step (tens of unknowns) the calls cost several times their arithmetic, so the substitutions are
+  written out as elementwise operations on the whole batch, which XLA fuses into one loop. Both
+  compute x = U⁻¹ L⁻¹ P r with the same factors, so they differ only in round-off.
 * the factorisation runs in chunks of at most ``LAPACK_CHUNK_WORK`` flops. jaxlib (0.10) splits a
   batched LAPACK call of more work than that over XLA's thread pool and blocks until the pieces
   finish; when the call itself runs on a pool thread and no other thread is free, the pieces never
@@ -42,8 +41,7 @@ _BATCHED: ContextVar[bool] = ContextVar("batched", default=False)
 def batched() -> Iterator[None]:
     """Within (while an ensemble's step is traced), Newton factorises small systems by LAPACK too:
     its members, batched, amortise XLA's cost per kernel, and LAPACK's batched factors with the
-    substitutions below cost less than a batch of eliminations (the chaotic system's ensemble of
-    100: 6.2 against 8.3 µs per member-step)."""
+    substitutions below cost less than a batch of eliminations."""
     token = _BATCHED.set(True)
     try:
         yield
@@ -140,9 +138,8 @@ def solve(matrix: ArrayLike, rhs: ArrayLike) -> jax.Array:
     """x with A x = b (b a vector or a matrix of columns): ``jnp.linalg.solve`` with the factors and
     solves above, or for a system that Newton would invert (``inverts``: up to ``SMALL_SYSTEM``
     unknowns, outside an ensemble's batch) with A⁻¹ (``inverse``), so that a program around it
-    calls no library and XLA compiles it into one kernel (a step with a configuration-dependent
-    mass matrix: 4–8 times less time). Differentiable in A and b in forward and reverse mode
-    (``lax.custom_linear_solve``: dx = A⁻¹(db − dA x))."""
+    calls no library and XLA compiles it into one kernel. Differentiable in A and b in forward and
+    reverse mode (``lax.custom_linear_solve``: dx = A⁻¹(db − dA x))."""
     matrix, rhs = jnp.asarray(matrix), jnp.asarray(rhs)
     constant = jax.lax.stop_gradient(matrix)
     if inverts(constant.shape[-1]):
@@ -187,10 +184,9 @@ def inverse_unpivoted(matrix: jax.Array) -> tuple[jax.Array, jax.Array]:
     smallest ratio |a_kk| / max_{i≥k} |a_ik| met (1 where partial pivoting would have kept every
     pivot; 0 or NaN where a pivot vanished). Pivot k scales row k by 1/a_kk, stores 1/a_kk in its
     place, and subtracts a_ik times the row from every other row i, whose column k becomes
-    −a_ik/a_kk: half ``inverse``'s entries, and no pivot search or row swap, which cost a quarter of
-    its time (inverting 34 blocks of 28 unknowns in 17 steps of two). Its multipliers are bounded by
-    1/ratio, and its error grows with them; a caller that needs an accurate inverse keeps
-    ``inverse``, or checks the ratio."""
+    −a_ik/a_kk: half ``inverse``'s entries, and no pivot search or row swap, which take a good part
+    of its time. Its multipliers are bounded by 1/ratio, and its error grows with them; a caller
+    that needs an accurate inverse keeps ``inverse``, or checks the ratio."""
     n = matrix.shape[-1]
     rows = jnp.arange(n)
 

@@ -5,14 +5,13 @@ One compilation per (system, constraints, method) serves every run: h, the first
 number of steps are arguments, not constants, so a new h or T does not recompile. A failed step
 freezes the state; ``run`` then raises ``ConvergenceError`` with the step, time and residual.
 
-Three things keep the cost of a chunk, beyond its steps, at a few µs (measured on the heavy top,
-Splitting('kahan_li8'), a chunk that stops before its first step: 57–117 µs before, ~20 µs after):
+Three things keep the cost of a chunk, beyond its steps, small:
 
 - XLA's CPU runtime runs the operations outside a program's loops on a pool of threads as soon as
   there are more than a few of them over buffers of more than 512 bytes, and waiting for the pool
-  costs tens of µs per call. So the nodes of a chunk go into one buffer of rows of float64
-  (``Packing``), not a buffer per leaf of the node, and the carry is donated to the chunk (XLA
-  then loops in its buffers instead of copying each leaf first).
+  costs far more per call than those operations. So the nodes of a chunk go into one buffer of
+  rows of float64 (``Packing``), not a buffer per leaf of the node, and the carry is donated to the
+  chunk (XLA then loops in its buffers instead of copying each leaf first).
 - A chunk holds as many steps as fit in ``ROW_BYTES`` of rows (``chunk_length``), so the per-call
   cost is spread over hundreds or thousands of steps.
 - Scalars are passed as numpy values, which JAX hands to XLA without a dispatch of its own.

@@ -56,8 +56,7 @@ energy ``lambda system, g, mu, eta: mu @ eta - system.lagrangian(g, eta)``."""
 
 MAX_BATCH: Final = 1024
 """Default upper bound of members per batch: one compiled batch amortises the cost of each small
-kernel over its members (measured: about 4 µs per member-step at 1000 members against 35 µs per
-step for one trajectory, nonholonomic Lobatto-2 on the chaotic system), while memory stays modest."""
+kernel over its members, while memory stays modest."""
 
 
 @dataclass(frozen=True)
@@ -232,8 +231,8 @@ def integrate_ensemble(
                 raise RuntimeError(f"a worker process of workers={processes} died ({error}); the pool is "
                                    "discarded and the next call starts a new one") from error
         else:
-            # One batch at a time: two threads running one compiled executable at once were seen to
-            # deadlock on XLA's CPU thread pool.
+            # One batch at a time: two threads running one compiled executable at once can deadlock
+            # on XLA's CPU thread pool.
             for index, batch in enumerate(batches):
                 receive(index, job(batch))
     parts = assembly.parts

@@ -1,10 +1,10 @@
 """Worker processes on this machine for ensembles: ``workers=`` of ``integrate_ensemble``.
 
 One compiled batch runs on one core (XLA's CPU backend parallelises only large operations, and two
-threads, or two CPU devices, running one step at once were seen to deadlock on its thread pool),
-so the cores are used by processes. They are started with ``spawn`` (``fork`` is unsafe once JAX
+threads, or two CPU devices, running one step at once can deadlock on its thread pool), so the
+cores are used by processes. They are started with ``spawn`` (``fork`` is unsafe once JAX
 has started its threads), once per size, and kept for later calls: a process imports JAX and
-liemech (about two seconds) and compiles an ensemble once, reading the disk cache when it can;
+liemech (which is slow) and compiles an ensemble once, reading the disk cache when it can;
 concurrent.futures stops them when this process exits.
 """
 
@@ -48,7 +48,7 @@ def local_pool(size: int) -> ProcessPoolExecutor:
 
 def _keep_to_one_core(cores: list[int], started: "Synchronized[int]") -> None:
     """Pin this worker to the next of ``cores`` (none: leave it to the scheduler). Two workers left
-    to move between two cores were measured 13 % slower than two pinned ones, on a batch each."""
+    to move between two cores run slower than two pinned ones, on a batch each."""
     if not cores:
         return
     with started.get_lock():

@@ -41,7 +41,7 @@ def start_march(problem: Problem[P], method: CompiledMethod, g0: P, eta0: jax.Ar
     # Traced arrays stand in for the node's numpy arrays.
     carry = compiled.start(NodeState(g0, mu0, cast(Vector, eta0), cast(Vector | None, lam0)))
     # Jitted so that finding the node's shapes here and running the step in ``advance`` share one
-    # trace (a step of the chaotic nonholonomic system takes seconds to trace).
+    # trace (tracing a step of a large system, such as the chaotic nonholonomic one, is slow).
     step: Step = jax.jit(compiled.step)
     first = cast(Node, jax.eval_shape(step, carry, jnp.asarray(1.0))[1])
     last = jax.tree.map(lambda leaf: jnp.zeros(leaf.shape, leaf.dtype), first)

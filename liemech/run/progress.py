@@ -8,8 +8,8 @@ from tqdm import tqdm
 
 
 class _Silent:
-    """A bar that counts and writes nothing (constructing a disabled tqdm costs ~25 µs, a tenth of
-    a short ``integrate``)."""
+    """A bar that counts and writes nothing (constructing even a disabled tqdm costs a noticeable
+    part of a short ``integrate``)."""
 
     def __init__(self) -> None:
         self.n: float = 0

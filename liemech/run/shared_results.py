@@ -1,10 +1,9 @@
 """Arrays handed from a worker process to this one through shared memory instead of the pool's pipe.
 
 An ensemble's batch returns its stored states (about 9 MB for 500 members of 100 steps on R⁷).
-Pickled through the pipe of a process pool they took 5 % of a whole run on two workers (309 against
-295 ms for 1000 members; 1.91 against 1.81 s for 600 steps). The worker copies them into one
-shared-memory block and sends its name; this process reads them there, copying each value once into
-the ensemble's arrays, and frees the block.
+Pickling them through the pipe of a process pool costs a noticeable share of a whole run. The
+worker copies them into one shared-memory block and sends its name; this process reads them there,
+copying each value once into the ensemble's arrays, and frees the block.
 Spawned workers share this process's resource tracker, so the block is registered once and
 released by ``collect``.
 """

@@ -68,7 +68,7 @@ NOISE = 64.0
 """``jacobian="carried"``: below this times the round-off threshold the residual's ratios are
 noise, and the carried factors are not judged by them. Not √eps·scale, the plateau of a fresh
 Jacobian: carried factors that stop contracting may do so far above round-off (on the 32-link
-chain, carried factors replaced only when contracting less than 0.9 were accepted at residuals
+chain, carried factors replaced only when contracting less than 0.9 would be accepted at residuals
 up to 3e-8), and a solve from them ends only at this level."""
 
 
@@ -137,9 +137,8 @@ def _tree_root(of_pieces: Callable[..., jax.Array], x0: jax.Array, structure: bl
     columns at x*, each along one piece of x (``block_tree.tree_jacobian``, as Newton builds its
     Jacobian), and solved on the tree (``block_tree.tree_linear_solve``). ``lax.custom_root`` would
     give the tangent solve only the linearised r, whose every application costs a derivative along
-    all the pieces (the 32-link chain's flow under ``lm.jit``: a JVP 3.5 against 3.0 ms a step, a
-    gradient 4.2 against 3.2). The values r closes over that are differentiated are made explicit
-    arguments (``jax.closure_convert``)."""
+    all the pieces. The values r closes over that are differentiated are made explicit arguments
+    (``jax.closure_convert``)."""
     converted, consts = jax.closure_convert(of_pieces, *_split(x0, structure.parts))
 
     def bound(values: list[Any]) -> tuple[Callable[..., jax.Array], Callable[[jax.Array], jax.Array]]:
@@ -174,9 +173,9 @@ def unset_factors(x0: jax.Array, structure: block_tree.TreeStructure | None = No
     """Factors of the shapes ``solve`` carries for the unknowns x0, filled with NaN (and zero
     pivots): the first solve that starts from them finds its update non-finite and evaluates the
     Jacobian at once. Their shapes come from the factorisation alone, of a matrix or blocks of
-    zeros' shapes (tracing the residual's Jacobian for them took ~0.6 s per run on the 32-link
-    chain), traced once per size and block tree (tracing the factorisation took 2.5 ms, at every
-    run: a run of 200 steps of the pendulum cost 3.3 ms more with carried factors than without)."""
+    zeros' shapes (tracing the residual's Jacobian for them is slow on a large mechanism), traced
+    once per size and block tree (traced at every run, even the factorisation would make a short
+    run with carried factors slower than one without)."""
     def factors_of_zeros() -> Any:  # traced for its shapes only: nothing is allocated
         if structure is None:
             return _factorisation(structure, x0.size)(jnp.zeros((x0.size, x0.size), x0.dtype))

@@ -47,7 +47,7 @@ def extrapolate(past: History, solution: jax.Array) -> tuple[History, jax.Array]
     the components the smallest)."""
     solutions = jnp.concatenate([solution[None], past.solutions[:-1]])
     # Elementwise over the degrees (no matrix products, argmin or gathers), so that XLA fuses it
-    # into a few kernels: it runs once per step, beside a step of twenty microseconds.
+    # into a few kernels: it runs once per step, and a compiled step is short.
     guess, closest = solution, jnp.asarray(jnp.inf)
     for p in range(DEGREES):
         weights = EXTRAPOLATION[p, :p + 1]

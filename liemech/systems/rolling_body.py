@@ -317,9 +317,9 @@ class RollingBody(OwnsCompiledCode, RollsOnThePlane):
     def reference(self, problem: Problem[Pose], times: Vector) -> RollingTrajectory:
         """The motion from the problem's initial data by DOP853 on the Newton–Euler equations
         (``rolling_reference``). Each right-hand side calls compiled JAX code for the contact
-        geometry, which costs ~0.1–1 ms: fine over a few seconds of smooth motion, slow over long,
-        fast-rocking runs such as the rattleback's. On a turntable the contact force keeps the
-        material contact point moving with the table, v + ω × ρ = Ω_t n × p_c."""
+        geometry, whose call costs far more than its arithmetic: fine over a few seconds of smooth
+        motion, slow over long, fast-rocking runs such as the rattleback's. On a turntable the
+        contact force keeps the material contact point moving with the table, v + ω × ρ = Ω_t n × p_c."""
         (R0, x0), eta0 = problem.g0, problem.eta0
         return rolling_reference(self.mass, self.body_inertia, self.gravity, self.contact, R0, x0, eta0[:3],
                                  eta0[3:], times, table_rate=self.plane.velocity_gradient)

@@ -49,7 +49,7 @@ _SERIES_TERMS: Final = 30
 MAX_DIM: Final = 100
 """The largest group dimension d checked: the checks form d×d Jacobians by finite differences
 (4d evaluations each), d×d×d tensors (``ddtau_tensor``) and 30-term series of d×d matrices, so
-their time grows like d³ to d⁴ (Rn(100): about 8 s; Rn(3000) would take hours and hundreds of GB).
+their time grows like d³ to d⁴ and their memory like d³.
 Check a smaller instance of the same code (Rn(3), PowerGroup(G, 2)) instead."""
 
 

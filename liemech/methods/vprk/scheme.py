@@ -105,7 +105,7 @@ NonholonomicMultiplier = Literal["consistent", "carried"]
 NONHOLONOMIC_MULTIPLIERS: Final[tuple[NonholonomicMultiplier, ...]] = ("consistent", "carried")
 CARRIED_DRIFT_LIMIT: Final = 1.0
 """The default bound of the carried λ's relative deviation from λ(g, η): stable runs stay at
-O(h^{s−1}) (measured ≤ 0.04 on the vertical disc, the particle, the ball and the CVT at h = 0.1)."""
+O(h^{s−1}) (at most 0.04 on the vertical disc, the particle, the ball and the CVT at h = 0.1)."""
 
 
 @dataclass(frozen=True)
@@ -180,9 +180,9 @@ class VPRK(CompiledMethod):
     def failure_hint(self, status: int, group: LieGroup[Any] | None) -> str | None:
         """On SE(3) the Cayley chart ties translation to rotation: cay(ξ) moves the origin by
         (I − ω̂/2)⁻¹v, so the step's kinetic energy carries m|ω × hv|²/4, and for a body that
-        translates far within one step its equations lose their solution: measured on free bodies
-        (Lobatto-2, any mass, inertia and step) at h|v| ≈ 3.1–3.7 √(I_min/m), with I_min the
-        smallest principal moment; exp shows no such limit."""
+        translates far within one step its equations lose their solution: on free bodies (Lobatto-2,
+        any mass, inertia and step) at h|v| ≈ 3.1–3.7 √(I_min/m), with I_min the smallest principal
+        moment; exp shows no such limit."""
         failed_to_solve = status in (compiled_newton.Status.NO_CONVERGENCE, compiled_newton.Status.DIVERGED,
                                      compiled_newton.Status.SINGULAR_JACOBIAN)
         if self.retraction != "cay" or not failed_to_solve or group is None:
@@ -212,15 +212,14 @@ class VPRK(CompiledMethod):
         return self._step(problem, unrolled=False)
 
     def batched_step(self, problem: Problem[P]) -> CompiledStep:
-        """The step with its stages unrolled: under vmap the batched stage axis made XLA transpose
-        the stage data around every product (a member-step 15 % slower), where a run alone compiles
-        fastest with the stages batched."""
+        """The step with its stages unrolled: under vmap a batched stage axis makes XLA transpose
+        the stage data around every product, where a run alone is fastest with the stages batched."""
         return self._step(problem, unrolled=True)
 
     def _step(self, problem: Problem[P], unrolled: bool) -> CompiledStep:
         # Kept with the system: the equations depend on the problem's system, constraints, force and
-        # sparsity only, and building them took 50–260 µs of every ``integrate`` (the nonholonomic
-        # and rolling systems the most), as much as ten of their steps.
+        # sparsity only, and building them again at every ``integrate`` would cost as much as many of
+        # their steps (most for the nonholonomic and rolling systems).
         key = (_STEP, self.cache_key, unrolled, problem.holonomic, problem.nonholonomic, problem.force,
                problem.sparsity)
         return kept(problem.system, key, lambda: self._built_step(problem, unrolled))
@@ -230,7 +229,7 @@ class VPRK(CompiledMethod):
             check_constrained_hypotheses(self.tableau)
         scheme = VPRKEquations(self, problem, unrolled)
         # On the block tree (a mechanism of 3 bodies or more) an ensemble's members run one after
-        # another: vectorised, an 8-link chain's member-step cost 880 µs against 560 alone.
+        # another, since vectorised a member-step takes longer than a run alone.
         return CompiledStep(scheme.step, scheme.start, "vectorised" if scheme.tree is None else "sequential")
 
 
@@ -262,8 +261,8 @@ def _start_arrays(mu: ArrayLike, eta: ArrayLike, lam: ArrayLike, t: ArrayLike, *
                   free_stages: int, with_momentum: bool) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array,
                                                                  jax.Array, starting_guess.History]:
     """μ, λ, Newton's first guess x = (the stage velocities, each copy ``copies[j]`` η; Λʲ = λ; and
-    ν = μ if ``with_momentum``) with its history, t, and the work 0, in one compiled call:
-    operation by operation they cost ~0.25 ms, a quarter of a one-step ``integrate``."""
+    ν = μ if ``with_momentum``) with its history, t, and the work 0, in one compiled call: operation
+    by operation their dispatches would cost a good part of a short ``integrate``."""
     mu, eta, lam = (jnp.asarray(x, dtype=float) for x in (mu, eta, lam))
     guess = jnp.concatenate([c * eta for c in copies] + [jnp.tile(lam, free_stages)] + ([mu] if with_momentum else []))
     return mu, lam, guess, jnp.asarray(t, dtype=float), jnp.zeros(()), starting_guess.history(guess)
@@ -297,12 +296,11 @@ class VPRKEquations(Generic[P]):
         self._group = problem.group
         self._tau: Retraction[P] = self._group.retraction(method.retraction)
         # On Rⁿ (τ(ξ) = ξ: dτ = I, Ad = I, ddτ = 0) the step is eq. (9), written without those
-        # matrices: XLA does not remove products with identity matrices, which made a step on Rⁿ
-        # 1.5 times slower.
+        # matrices, since XLA does not remove products with identity matrices.
         self._vector_space = isinstance(self._tau, TranslationRetraction)
         t = method.tableau
-        # numpy constants: they enter the traced step as constants either way, and four device
-        # arrays cost ~60 µs of every ``integrate``
+        # numpy constants: they enter the traced step as constants either way, and making device
+        # arrays of them would add to every ``integrate``
         self._A, self._b, self._c = np.asarray(t.A), np.asarray(t.b), np.asarray(t.c)
         self._s, self._n = t.stages, self._group.dim
         # C_ij = b_j a_ji / b_i (the boxed residual (26))
@@ -325,7 +323,7 @@ class VPRKEquations(Generic[P]):
                              f"{t.name} has R(∞) = {self._rho:.6g}: use nonholonomic_multiplier='carried'")
         # λ at the step's end is in the residual: Newton's Jacobian (one tangent per unknown) would
         # differentiate its second derivatives along each of s(dim + m) tangents, where m reverse
-        # passes give them all (a member-step of the chaotic nonholonomic system: 20 % less time).
+        # passes give them all.
         self._continuous_multiplier = reverse_mode_jvp(self._multiplier)
         self._tree = self._tree_structure(problem)
         self._momentum_unknown = self._tree is not None
@@ -336,12 +334,9 @@ class VPRKEquations(Generic[P]):
         self._y = self._null
         self._rattle = self._rattle_stages(problem)
         # Ξ¹ = 0 given as a constant outside the stages' batch (``_over_stages``) pays at s = 2,
-        # where the first stage is half the step (µs a step: the heavy top's Lobatto-2 with cay
-        # 2.5–2.6 → 1.7–1.9). At s = 3 the stage compiled apart costs 20–30 % more compile time for
-        # 0–22 % less run time (the heavy top's Lobatto-3 1.6–1.7 → 2.0–2.1 s to compile, the
-        # Chaplygin sleigh's 5.9–6.1 → 7.1–7.3), at s = 4 it costs run time too (+2–4 %), and on the
-        # block tree each colour's derivative carries the stage again (the 8-link chain's Lobatto-3:
-        # 12.0–12.8 → 16.4–16.5 s to compile).
+        # where the first stage is half the step. At s = 3 the stage compiled apart costs more
+        # compile time than it saves run time, at s = 4 it costs run time too, and on the block tree
+        # each colour's derivative carries the stage again.
         self._first_at_rest = (self._s == 2 and self._tree is None and not self._vector_space
                                and bool(np.all(self._A[0] == 0.0)))
 
@@ -357,10 +352,9 @@ class VPRKEquations(Generic[P]):
         momentum at the step's end, see ``_stages``) and its equation that of coordinate k (for
         Lobatto IIIA the velocities as y, ``step_pattern``). None where the dense Jacobian costs no
         more than twice the tree's, counting a directional derivative along H (or the copies of y
-        that move configurations) as one of the dense ones and one along y¹, Λ or ν as half
-        (measured on the 32-link chain: a quarter when this was set, three quarters since the rest
-        of a step got cheaper): up to a chain of 2 links (at 3 links the tree's 160 µs a Lobatto-2
-        step against 240–250 dense; at 2, 153–167 either way)."""
+        that move configurations) as one of the dense ones and one along y¹, Λ or ν as half. By that
+        count a chain keeps the dense Jacobian up to 2 links, where both take as long, and takes the
+        tree from 3 links on, where it is faster."""
         sparsity = problem.sparsity
         if sparsity is None or problem.nonholonomic is not None or self._vector_space:
             return None
@@ -424,12 +418,9 @@ class VPRKEquations(Generic[P]):
         """For Lobatto IIIA on the dense path, Newton's Jacobian along the velocities y², …, yˢ, which
         move the stage configurations, apart from its Jacobian along y¹ and the multipliers, which
         do not: there the retraction's coefficients and the forces' dependence on the configuration
-        are not differentiated (``compiled_newton.jacobian_by_groups``; with y on the dense path and
-        ``dtau_derivative_star``, µs a step: the heavy top's Lobatto-2 with cay 2.6 → 2.1, its
-        Lobatto-3 with exp 10.2 → 9.2, the double pendulum's Lobatto-3 2.9 → 2.6). Else x whole,
-        and so with nonholonomic constraints, where the second derivative program cost more
-        compile time than it saved run time (the Chaplygin sleigh's Lobatto-3: 7.9 → 12.1 s to
-        compile for 18.2 → 17.6 µs a step)."""
+        are not differentiated (``compiled_newton.jacobian_by_groups``). Else x whole, and so with
+        nonholonomic constraints, where the second derivative program costs more compile time than
+        it saves run time."""
         if self._y is None or self._tree is not None or self._nonholonomic is not None:
             return ()
         return (1,), (0, *range(2, len(self._parts) + 1))
