@@ -8,7 +8,7 @@ exponents of cost and compile time in N.
 
 V = Σ mg e₃ᵀR_iχ + k/2 Σ |R_{i+1}χ − R_iχ|², written once with jax.numpy over the stacked
 rotations; 𝕀 = diag(1, 2, 3.5) per body. The two groups give the same trajectory to round-off
-(tests/test_power_group.py). The configurations are interleaved in one process, each timed as the
+(tests/groups/test_power_group.py). The configurations are interleaved in one process, each timed as the
 median of a few calls (this machine's speed drifts).
 
 Run: OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/bench_chain.py [N ...]

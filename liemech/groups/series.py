@@ -94,7 +94,7 @@ def _series(name: str) -> tuple[float, ...]:
     """``_TAYLOR[name]`` economised on [0, SERIES_BELOW] (Chebyshev economisation): expanded in
     Chebyshev polynomials of x = 2s/SERIES_BELOW − 1, cut after SERIES_TERMS of them, and brought
     back to powers of s, exactly; rounded to floats only at the end. The terms cut sum to less than
-    2⁻⁵⁶ of each function's smallest value there (``tests/test_series.py``). Computed at the first
+    2⁻⁵⁶ of each function's smallest value there (``tests/groups/test_series.py``). Computed at the first
     trace that needs it, not at import (exact rational arithmetic for all ten would slow every
     import)."""
     kept = chebyshev_coefficients(_TAYLOR[name])[:SERIES_TERMS]

@@ -15,6 +15,7 @@ import pytest
 import liemech as lm
 from liemech.numerics.block_tree import tree_structure
 from liemech.solvers.compiled_newton import NewtonOutcome, Status, jacobian_by_groups, solve
+from tests.solvers.cardano import cardano_root
 
 # The real root of x³ + x − 1 by Cardano's formula.
 ROOT = math.cbrt(0.5 + math.sqrt(0.25 + 1 / 27)) + math.cbrt(0.5 - math.sqrt(0.25 + 1 / 27))
@@ -64,12 +65,6 @@ def test_under_vmap_each_member_is_solved_as_alone(kind: str) -> None:
         assert int(batched.status[k]) == int(alone.status)
         assert int(batched.iterations[k]) == int(alone.iterations)
         assert float(batched.x[k, 0]) == pytest.approx(float(alone.x[0]), abs=1e-15)
-
-
-def cardano_root(a: float) -> float:
-    """The real root of x³ + a x − 1 (a > 0)."""
-    d = math.sqrt(0.25 + a ** 3 / 27)
-    return math.cbrt(0.5 + d) + math.cbrt(0.5 - d)
 
 
 def test_the_residual_is_traced_once_and_its_root_stays_differentiable() -> None:

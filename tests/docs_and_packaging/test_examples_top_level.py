@@ -1,11 +1,12 @@
-"""Every example script at the top of examples/ runs in its quick mode (tests/example_scripts.py);
-the papers' folders are in tests/test_paper_examples.py."""
+"""Every example script at the top of examples/ runs in its quick mode
+(tests/docs_and_packaging/example_scripts.py); the papers' folders are in
+tests/docs_and_packaging/test_examples_paper_folders.py."""
 
 from pathlib import Path
 
 import pytest
 
-from tests.example_scripts import run_fast, scripts
+from tests.docs_and_packaging.example_scripts import run_fast, scripts
 
 SCRIPTS = scripts("*.py")
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import liemech as lm
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_readme_examples_run(capsys: object) -> None:

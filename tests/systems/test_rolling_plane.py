@@ -7,7 +7,7 @@ independent truths:
 - the same ball on a horizontal turntable is ``BallOnTurntable`` (Martín de Diego & Sato Martín de
   Almagro 2018, §7.5, reading "physical"; unit mass, no gravity, on SO(3) × R²): the holonomic
   contact only carries the weight, so R, Ω and the centre's (x, y) agree node by node;
-- the tumbling egg of tests/test_rolling_body.py (offset centre of mass, turned inertia) on an
+- the tumbling egg of tests/systems/rolling_egg.py (offset centre of mass, turned inertia) on an
   inclined turntable, against that file's Newton–Euler reference (DOP853, the contact force
   keeping the material contact point moving with the table, v_c = Ω_t n × p_c).
 
@@ -27,7 +27,7 @@ import liemech as lm
 from liemech.groups.so3 import exp_matrix
 from liemech.systems import BallOnTurntable, Plane, RollingBody
 from liemech.testing import estimate_order
-from tests.test_rolling_body import (
+from tests.systems.rolling_egg import (
     EGG,
     EGG_AXES,
     EGG_OMEGA0,
@@ -43,7 +43,7 @@ BALL_OMEGA0 = np.array([0.5, 1.0, -0.7])         # rolls across the slope and sp
 
 
 def egg_on(plane: Plane) -> RollingBody:
-    """The egg of tests/test_rolling_body.py on ``plane``."""
+    """The egg of tests/systems/rolling_egg.py on ``plane``."""
     return RollingBody.ellipsoid(EGG_AXES, EGG.mass, EGG.body_inertia, EGG.com, gravity=EGG.gravity, plane=plane)
 
 
@@ -136,7 +136,7 @@ def test_inconsistent_initial_states_are_refused() -> None:
 def test_library_reference_agrees_on_an_inclined_turntable() -> None:
     """``RollingBody.reference`` (the library's rolling Newton–Euler equations with the table's
     velocity field, autodiff contact geometry) agrees with the one written in
-    tests/test_rolling_body.py on an inclined, spinning plane, T = 1, the contact force included."""
+    tests/systems/rolling_egg.py on an inclined, spinning plane, T = 1, the contact force included."""
     problem = TILTED_EGG.problem(EGG_R0, EGG_OMEGA0, at=ON_TILTED_TABLE)
     times = np.array([0.0, 1.0])
     library, ours = TILTED_EGG.reference(problem, times), reference_for(EGG_AXES, TILTED_EGG, problem, times)

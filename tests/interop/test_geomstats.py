@@ -281,6 +281,6 @@ def test_import_leaves_the_root_logger_alone_and_survives_warnings_as_errors() -
         "import liemech.interop.geomstats, geomstats; "
         "assert (root.level, root.handlers) == before, (root.level, root.handlers)"
     )
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(repo), "GEOMSTATS_BACKEND": "numpy"}
     subprocess.run([sys.executable, "-W", "error", "-c", code], check=True, cwd=repo, env=env, timeout=60)

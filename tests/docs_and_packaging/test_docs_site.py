@@ -18,7 +18,7 @@ import liemech.plot
 import liemech.systems
 import liemech.testing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 

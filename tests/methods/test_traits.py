@@ -1,6 +1,6 @@
 """``Traits.constraints_at_step_end`` agrees with what the methods do: the listed constraints hold
 to round-off at every node, the others do not (checked on paper 004's and 001's examples; the GGL
-schemes are checked in test_ggl.py)."""
+schemes are checked in tests/methods/ggl/test_ggl_schemes.py)."""
 
 import numpy as np
 import pytest

@@ -1,11 +1,12 @@
 """Every example script of the papers' folders (examples/ggl, examples/simpson,
-examples/constraint_methods) runs in its quick mode (tests/example_scripts.py)."""
+examples/constraint_methods) runs in its quick mode
+(tests/docs_and_packaging/example_scripts.py)."""
 
 from pathlib import Path
 
 import pytest
 
-from tests.example_scripts import run_fast, scripts
+from tests.docs_and_packaging.example_scripts import run_fast, scripts
 
 SCRIPTS = scripts("*/*.py")
 

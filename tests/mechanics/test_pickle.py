@@ -92,7 +92,7 @@ BUILT_WITH_ARGUMENTS: dict[str, Callable[[], object]] = {
     "RollingBody": lambda: RollingBody.rattleback().problem(np.eye(3), np.array([0.3, -0.2, 5.0])),
 }
 # ReducedLagrangeTop is an ODE with no problem; RollingDisc's problem is SteadyRolling's; Plane is
-# RollingBody's contact option, not a system (it pickles: tests/test_rolling_plane.py).
+# RollingBody's contact option, not a system (it pickles: tests/systems/test_rolling_plane.py).
 WITHOUT_OWN_PROBLEM = {"ReducedLagrangeTop", "RollingDisc", "Plane"}
 SYSTEMS = [name for name in liemech.systems.__all__ if name not in WITHOUT_OWN_PROBLEM]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # scripts whose worker processes must import the script from a real ``python script.py`` run
 IN_SUBPROCESS = frozenset({"chaotic_ensemble.py"})
 

@@ -1,7 +1,7 @@
 """liemech.multibody: robots from URDF against pinocchio, a closed four-bar linkage against its
 closed-form reduced equation, the O(bodies) step against the dense one and refusals. The joint
-kinds one by one are in test_multibody_references.py; long runs, ensembles and flows in
-test_multibody_runs.py."""
+kinds one by one are in test_joint_kinds_against_pinocchio.py; long runs, ensembles and flows in
+test_long_runs_ensembles_and_flows.py; the hand-built models in models.py."""
 
 import sysconfig
 from pathlib import Path
@@ -18,9 +18,10 @@ import liemech as lm
 from liemech.methods.method import NodeState
 from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.methods.vprk.step_pattern import stage_trees, step_entries, step_labels, step_tree
-from liemech.multibody import Body, Joint, Model, from_urdf, pose
+from liemech.multibody import Body, Joint, Model, from_urdf
 from liemech.solvers import compiled_newton
 from liemech.testing import estimate_order
+from tests.multibody.models import X, chain, parallelogram
 
 pin: Any = pytest.importorskip("pinocchio")
 
@@ -28,7 +29,6 @@ ROBOTS = Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-ro
 DOUBLE_PENDULUM = ROBOTS / "double_pendulum_description/urdf/double_pendulum.urdf"
 UR5 = ROBOTS / "ur_description/urdf/ur5_robot.urdf"
 PANDA = ROBOTS / "panda_description/urdf/panda.urdf"
-X = np.array([1.0, 0.0, 0.0])
 
 
 def pinocchio_reference(path: Path, model: Model, q0: NDArray[np.float64], v0: NDArray[np.float64],
@@ -115,26 +115,6 @@ def test_ur5_lumps_fixed_links_and_keeps_the_mass() -> None:
         np.testing.assert_allclose(body.inertia, robot.inertias[i].inertia, atol=1e-12)
 
 
-def parallelogram(crank_mass: float = 1.0, coupler_mass: float = 2.0, length: float = 0.5,
-                  span: float = 0.8) -> Model:
-    """A four-bar linkage in the y–z plane, hinges along x: two equal cranks hang from the world at
-    y = 0 and y = span, a coupler joins their tips; the last joint closes the loop."""
-    def rod(mass: float, along: int, size: float) -> NDArray[np.float64]:
-        moments = np.full(3, mass * size ** 2 / 12)
-        moments[along] = 1e-3
-        return np.diag(moments)
-
-    bodies = [Body("crank", crank_mass, rod(crank_mass, 2, length), com=np.array([0, 0, -length / 2])),
-              Body("rocker", crank_mass, rod(crank_mass, 2, length), com=np.array([0, 0, -length / 2])),
-              Body("coupler", coupler_mass, rod(coupler_mass, 1, span), com=np.array([0, span / 2, 0]))]
-    joints = [Joint("ground_crank", "revolute", "world", "crank", axis=X),
-              Joint("ground_rocker", "revolute", "world", "rocker", origin=pose((0, span, 0)), axis=X),
-              Joint("crank_coupler", "revolute", "crank", "coupler", origin=pose((0, 0, -length)), axis=X),
-              Joint("rocker_coupler", "revolute", "rocker", "coupler", origin=pose((0, 0, -length)),
-                    child_origin=pose((0, span, 0)), axis=X)]
-    return Model(bodies, joints)
-
-
 @pytest.mark.slow
 def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
     """A parallelogram linkage moves as one pendulum: the coupler translates, and the crank angle θ
@@ -160,16 +140,6 @@ def test_parallelogram_four_bar_follows_its_reduced_equation() -> None:
         np.testing.assert_allclose(q[:, 1], q[:, 0], atol=1e-13)  # the coupler translates
         assert max(np.max(np.abs(model.constraint_rows(p))) for p in sol.points()) < 1e-14
     assert 3.7 < estimate_order(steps, errors, min_points=3).slope < 4.3
-
-
-def chain(n: int, damping: float = 0.0) -> Model:
-    """n uniform rods (mass 1, length 0.5) hanging from hinges along x."""
-    length = 0.5
-    bodies = [Body(f"rod{i}", 1.0, np.diag([length ** 2 / 12, length ** 2 / 12, 1e-3]),
-                   com=np.array([0.0, 0.0, -length / 2])) for i in range(n)]
-    joints = [Joint(f"hinge{i}", "revolute", "world" if i == 0 else f"rod{i - 1}", f"rod{i}",
-                    origin=pose((0.0, 0.0, 0.0 if i == 0 else -length)), axis=X, damping=damping) for i in range(n)]
-    return Model(bodies, joints)
 
 
 CHAIN = chain(4)

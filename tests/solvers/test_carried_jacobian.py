@@ -17,8 +17,8 @@ import liemech as lm
 from liemech.numerics import lu
 from liemech.solvers.compiled_newton import NOISE, Status, solve, unset_factors
 from liemech.solvers.newton import EPS
-from tests.test_compiled_newton import cardano_root
-from tests.test_power_group import sparse_chain_of_tops
+from tests.chain_of_tops import sparse_chain_of_tops
+from tests.solvers.cardano import cardano_root
 
 CARRIED, FIRST = lm.NewtonOptions(jacobian="carried"), lm.NewtonOptions()
 

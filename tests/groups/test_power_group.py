@@ -12,6 +12,7 @@ import pytest
 import liemech as lm
 from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.testing import check_group, check_retraction
+from tests.chain_of_tops import chain_potential, sparse_chain_of_tops
 
 POWERS: list[lm.PowerGroup[Any]] = [
     lm.PowerGroup(lm.SO3(), 3),
@@ -161,17 +162,9 @@ def test_tau_inv_names_the_body_outside_the_image() -> None:
         group.retraction("cay").tau_inv(g)
 
 
-# ---- a chain of three heavy tops coupled by springs --------------------------------------------
+# ---- a chain of three heavy tops coupled by springs (tests/chain_of_tops.py) --------------------
 
-CHI = np.array([0.1, -0.2, 1.0])
-SPRING = 2.0
 INERTIA = np.diag(np.tile([1.0, 2.0, 3.5], 3))
-
-
-def chain_potential(R: jax.Array) -> jax.Array:
-    """Σ e₃·(R_i χ) + k/2 Σ |R_{i+1}χ − R_iχ|², vectorised over the stack (3, 3, 3)."""
-    tips = R @ jnp.asarray(CHI)
-    return jnp.sum(tips[:, 2]) + 0.5 * SPRING * jnp.sum((tips[1:] - tips[:-1]) ** 2)
 
 
 def chain_potential_tuple(g: tuple[lm.Matrix, lm.Matrix, lm.Matrix]) -> jax.Array:
@@ -208,17 +201,6 @@ def test_chain_of_heavy_tops_matches_the_product_group() -> None:
     error_half = np.max(np.abs(energies(half) - energies(half)[0]))
     assert error <= 1e-2
     assert 2.5 <= error / error_half <= 6.0, (error, error_half)
-
-
-def sparse_chain_of_tops(n: int = 6) -> lm.Problem[Any]:
-    """n tops on springs, slightly tilted and spinning, with the sparsity of a chain."""
-    rng = np.random.default_rng(2)
-    group = lm.PowerGroup(lm.SO3(), n)
-    g0, eta0 = group.retraction("exp").tau(0.4 * rng.normal(size=3 * n)), rng.normal(size=3 * n)
-    system = lm.MechanicalSystem(group, np.diag(np.tile([1.0, 2.0, 3.5], n)), chain_potential)
-    tops = np.arange(n)
-    sparsity = lm.BodySparsity(np.repeat(tops, 3), np.zeros(0, dtype=np.int64), np.stack([tops[:-1], tops[1:]], 1))
-    return lm.Problem(system, g0, eta0, sparsity=sparsity)
 
 
 @pytest.mark.slow

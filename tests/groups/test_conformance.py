@@ -16,7 +16,7 @@ from liemech.groups import series
 from liemech.groups.so3 import SO3Exp, hat3
 from liemech.jax_support import array_method
 from liemech.testing import DEFAULT_RADII, ConformanceError, check_group, check_retraction
-from tests.groups_under_test import GROUPS
+from tests.groups.groups_under_test import GROUPS
 
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
 

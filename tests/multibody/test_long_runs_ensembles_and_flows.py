@@ -1,5 +1,6 @@
 """liemech.multibody over long runs (T = 100) and through ``integrate_ensemble`` and ``flow``, on the
-models of test_multibody.py (a file of its own, so that pytest-xdist can run it beside that one)."""
+models of tests/multibody/models.py (apart from test_robots_linkages_and_tree_step.py, so that
+pytest-xdist can run the two side by side)."""
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +12,7 @@ from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.methods.vprk.step_pattern import stage_trees
 from liemech.multibody import Configuration, Model
 from tests.perturbation import Perturbation
-from tests.test_multibody import chain, parallelogram
+from tests.multibody.models import chain, parallelogram
 
 
 def energy_deviation(model: Model, sol: lm.Solution[Configuration]) -> tuple[lm.Vector, lm.Vector]:

@@ -5,8 +5,8 @@ families do not import each other; and the map names every package that exists."
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "liemech"
-ARCHITECTURE = Path(__file__).resolve().parent.parent / "docs" / "architecture.md"
+PACKAGE = Path(__file__).resolve().parents[2] / "liemech"
+ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 LAYERS: list[list[str]] = [
     ["owned_compilation", "xla_options"],
