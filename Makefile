@@ -1,11 +1,14 @@
-# The two commands of the README, `make docs` (the site) and `make roundoff` (the long runs from perturbed
-# initial data). Each creates .venv when it is missing.
+# The two commands of the README, `make docs` (the site), `make roundoff` (the long runs from perturbed
+# initial data) and `make jax-oldest` (what liemech reads of JAX, on the oldest JAX it allows). Each
+# creates its virtual environment when it is missing.
 PYTHON ?= python3
 VENV := .venv
+JAX_OLDEST := 0.10.0
+OLDEST := .venv-jax-oldest
 PY := $(VENV)/bin/python
 export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: demo test docs roundoff
+.PHONY: demo test docs roundoff jax-oldest
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +34,10 @@ docs: $(VENV)/.installed-dev
 
 roundoff: $(VENV)/.installed-dev
 	$(PY) -m pytest -q -n 2 --dist loadfile -m long_run --perturb 5
+
+# The callbacks' jaxpr reader, the trace-state test and XLA's options on the oldest JAX that
+# pyproject.toml allows (make test runs them on the newest).
+jax-oldest:
+	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install -q -e . pytest sybil 'jax==$(JAX_OLDEST)' 'jaxlib==$(JAX_OLDEST)'
+	$(OLDEST)/bin/python -m pytest -q -p no:cacheprovider -m "not slow" tests/mechanics/test_callbacks.py tests/test_xla_options.py

@@ -22,12 +22,16 @@ def products(a: jax.Array) -> jax.Array:
 
 
 def test_this_jaxlib_takes_the_options_and_the_small_products_leave_ynnpack() -> None:
+    """jaxlib 0.10.0 keeps these products out of YNNPACK by default, 0.10.2 hands them to it: there
+    plain ``jax.jit`` fuses them into library calls and liemech's option keeps them out."""
     assert compiler_options() == WANTED
     a = jnp.asarray(np.random.default_rng(0).normal(size=(12, 12)))
     plain = jax.jit(products).lower(a).compile().as_text()
     ours = jit(products).lower(a).compile().as_text()  # type: ignore[attr-defined]
     assert plain is not None and ours is not None
-    assert "ynn_fusion" in plain and "ynn_fusion" not in ours
+    assert "ynn_fusion" not in ours
+    if jax.__version_info__ >= (0, 10, 2):
+        assert "ynn_fusion" in plain
     expected = (np.sin(a) @ np.cos(a)) @ np.tanh(a)
     np.testing.assert_allclose(jit(products)(a), expected, rtol=0, atol=1e-12 * np.max(np.abs(expected)))
 

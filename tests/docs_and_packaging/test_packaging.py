@@ -50,3 +50,19 @@ def test_the_wheel_installs_and_runs_in_a_clean_environment(tmp_path: Path) -> N
                          capture_output=True, text=True, timeout=600).stdout
     installed_at = out.rsplit("installed at ", 1)[1].strip()
     assert Path(installed_at).is_relative_to(environment)
+
+
+def test_the_oldest_jax_tested_is_the_oldest_allowed() -> None:
+    """``make jax-oldest`` (run by CI) tests the lower bound of pyproject.toml's ``jax>=…``, so that the
+    range a user may install is tested at both ends (``make test`` installs the newest)."""
+    import re
+    import tomllib
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    lower = next(re.fullmatch(r"jax>=([0-9.]+)", d.split(",")[0]) for d in dependencies if d.startswith("jax>="))
+    assert lower is not None
+    tested = re.search(r"^JAX_OLDEST := ([0-9.]+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert tested is not None
+    padded = [tuple(int(part) for part in version.split(".")) + (0,) * 3 for version in (lower[1], tested[1])]
+    assert padded[0][:3] == padded[1][:3], (lower[1], tested[1])
+    assert "make jax-oldest" in (ROOT / ".ci" / "run").read_text()
