@@ -120,6 +120,6 @@ def jit(function: F) -> F:
     """``jax.jit(function)``, compiled with ``compiler_options()`` where it is called at the top
     level, outside every JAX transformation, and without them inside one (JAX refuses options on
     a jit nested in another, as a flow's is wherever a user transforms it): liemech's own programs
-    (a stepper's step, a flow) and a user's study around them (``lm.jit``), whose compiled code
+    (a run's chunks, a flow) and a user's study around them (``lm.jit``), whose compiled code
     runs markedly faster with these options than under ``jax.jit``."""
     return cast(F, _Jitted(function))

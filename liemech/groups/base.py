@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.validation import checked_vector, expect_shape
+from liemech.input_checks import checked_vector, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
-from liemech.groups.validation import checked_count, checked_stack, checked_vector, expect_shape
+from liemech.input_checks import checked_count, checked_stack, checked_vector, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

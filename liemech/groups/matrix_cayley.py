@@ -16,7 +16,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup, Retraction
-from liemech.groups.validation import expect_shape
+from liemech.input_checks import expect_shape
 from liemech.jax_support import array_method
 from liemech.numerics.lu import solve
 from liemech.types import Matrix, Vector, VectorLike

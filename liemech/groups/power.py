@@ -20,7 +20,7 @@ from liemech.groups.base import (
     RetractionKind,
     unknown_kind,
 )
-from liemech.groups.validation import as_float_array, checked_count, expect_shape
+from liemech.input_checks import as_float_array, checked_count, expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Vector, VectorLike
 

@@ -12,7 +12,7 @@ from jax.typing import ArrayLike
 from typing_extensions import TypeVar
 
 from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, RetractionKind, unknown_kind
-from liemech.groups.validation import expect_shape
+from liemech.input_checks import expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Vector, VectorLike
 

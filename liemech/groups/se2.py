@@ -12,9 +12,10 @@ from jax.typing import ArrayLike
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.matrix_checks import checked_rigid_motion, checked_rigid_motions
 from liemech.groups.matrix_group import MatrixGroup
 from liemech.groups.so2 import rotation_angle
-from liemech.groups.validation import checked_rigid_motion, checked_rigid_motions, expect_shape
+from liemech.input_checks import expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

@@ -15,8 +15,9 @@ from jax.typing import ArrayLike
 from liemech.groups import series, so3
 from liemech.groups.base import Retraction, RetractionKind
 from liemech.groups.matrix_cayley import MatrixCayley
+from liemech.groups.matrix_checks import checked_rigid_motion, checked_rigid_motions
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rigid_motion, checked_rigid_motions, expect_shape, shaped_vectors
+from liemech.input_checks import expect_shape, shaped_vectors
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

@@ -8,8 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.base import Retraction, RetractionKind
+from liemech.groups.matrix_checks import checked_rotation, checked_rotations
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape
+from liemech.input_checks import expect_shape
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

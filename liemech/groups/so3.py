@@ -15,8 +15,9 @@ from jax.typing import ArrayLike
 
 from liemech.groups import series
 from liemech.groups.base import Retraction, RetractionKind
+from liemech.groups.matrix_checks import checked_rotation, checked_rotations
 from liemech.groups.matrix_group import MatrixGroup
-from liemech.groups.validation import checked_rotation, checked_rotations, expect_shape, shaped_vectors
+from liemech.input_checks import expect_shape, shaped_vectors
 from liemech.jax_support import array_method
 from liemech.types import Matrix, Vector, VectorLike
 

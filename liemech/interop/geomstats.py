@@ -29,10 +29,11 @@ from typing import Final, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike
 
+from liemech.groups.matrix_checks import ORTHOGONALITY_TOL
 from liemech.groups.se2 import SE2
 from liemech.groups.se3 import SE3
 from liemech.groups.so3 import SO3
-from liemech.groups.validation import ORTHOGONALITY_TOL, expect_finite, expect_shape
+from liemech.input_checks import expect_finite, expect_shape
 from liemech.types import Matrix, Vector
 
 _INSTALL_HINT: Final = "install it with: pip install 'liemech[geomstats]'"

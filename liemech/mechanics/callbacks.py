@@ -18,7 +18,7 @@ from typing import Final, TypeVar
 import jax
 import numpy as np
 
-from liemech.groups.validation import as_float_array, expect_real
+from liemech.input_checks import as_float_array, expect_real
 from liemech.jax_support import require_float64
 from liemech.mechanics.jaxpr_reader import read_jaxpr
 from liemech.types import Matrix, Vector

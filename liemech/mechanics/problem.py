@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
-from liemech.groups.validation import checked_real, checked_vector
+from liemech.input_checks import checked_real, checked_vector
 from liemech.jax_support import require_float64
 from liemech.mechanics.callbacks import checked_call, require_callable
 from liemech.mechanics.holonomic import HolonomicConstraint

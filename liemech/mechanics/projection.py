@@ -5,7 +5,7 @@ from typing import SupportsIndex, TypeVar
 import jax
 import numpy as np
 
-from liemech.groups.validation import checked_count, checked_vector
+from liemech.input_checks import checked_count, checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.types import Vector

@@ -21,7 +21,7 @@ from liemech.methods.ggl.base import InitialGuess
 from liemech.methods.ggl.energy_momentum import GGLEnergyMomentum, GonzalezEnergyMomentum
 from liemech.methods.ggl.theta import GGLThetaA, GGLThetaB
 from liemech.methods.ggl.variational_euler import GGLVariationalEuler
-from liemech.methods.method import Method, NodeState, Scope, Stepper, StepReport, Traits
+from liemech.methods.method import Method, NodeState, Scope, Traits
 from liemech.methods.splitting.coefficients import COMPOSITIONS as SPLITTING_COMPOSITIONS
 from liemech.methods.splitting.coefficients import Composition as SplittingComposition
 from liemech.methods.splitting.scheme import Splitting
@@ -51,7 +51,5 @@ __all__ = [
     "SimpsonVI",
     "Splitting",
     "SplittingComposition",
-    "StepReport",
-    "Stepper",
     "Traits",
 ]

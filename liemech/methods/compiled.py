@@ -3,28 +3,41 @@
 A ``CompiledMethod`` gives ``compiled_step(problem)``: a pure function (carry, h) ↦ (carry, node)
 whose carry holds the scheme's state (and Newton's starting guess) and whose node holds what the
 Solution stores, with the Newton statistics of the step. ``liemech.run.chunks`` runs it over a
-whole trajectory; a stepper here runs it one step at a time.
+whole trajectory, ``liemech.run.flow`` in one traceable scan.
 """
 
 from abc import abstractmethod
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, Final, Literal, NamedTuple, TypeVar, cast
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
-from liemech.methods.method import Method, NodeState, Stepper, StepReport
+from liemech.methods.method import Method, NodeState
 from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_options
-from liemech.xla_options import jit
 
 P = TypeVar("P")
 R = TypeVar("R", bound=Callable[..., Any])
+
+class StepStatus(IntEnum):
+    """How a step ended, carried as an integer through ``lax.scan``: the outcome of its Newton solve
+    (``compiled_newton.Status``, whose codes these repeat), or what the method found around it."""
+
+    CONVERGED = Status.CONVERGED
+    RUNNING = Status.RUNNING
+    NONFINITE_RESIDUAL = Status.NONFINITE_RESIDUAL
+    SINGULAR_JACOBIAN = Status.SINGULAR_JACOBIAN
+    NO_CONVERGENCE = Status.NO_CONVERGENCE
+    DIVERGED = Status.DIVERGED
+    NONFINITE_STATE = 5  # the step solved its equations (or had none) and its node is not finite
+    METHOD_FAILURE = 6  # the method's own check or iteration around Newton failed (``own_failure``)
+
 
 STALLED: Final = 1e-8
 """A Newton run that ends without converging below this residual has stalled near round-off
@@ -68,14 +81,14 @@ class CompiledStep:
 
 def finite_nodes(step: Step) -> Step:
     """``step`` with every node checked: a solved step whose node (g, μ, η, λ or an extra) is not
-    finite everywhere reports ``Status.NONFINITE_STATE``, so that no run, the last step included,
+    finite everywhere reports ``StepStatus.NONFINITE_STATE``, so that no run, the last step included,
     returns a NaN or inf."""
 
     def checked(carry: object, h: jax.Array) -> tuple[object, Node]:
         new_carry, node = step(carry, h)
         leaves = jax.tree.leaves((node.g, node.mu, node.eta, node.lam, node.extras))
         finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in leaves]))
-        status = jnp.where((node.status == Status.CONVERGED) & ~finite, Status.NONFINITE_STATE, node.status)
+        status = jnp.where((node.status == StepStatus.CONVERGED) & ~finite, StepStatus.NONFINITE_STATE, node.status)
         return new_carry, node._replace(status=status.astype(jnp.int32))
 
     return checked
@@ -100,10 +113,11 @@ class CompiledMethod(Method):
         ``compiled_step``."""
         return self.compiled_step(problem)
 
-    def outer_failure(self) -> tuple[str, str]:
-        """Reason and hint for ``Status.OUTER_NO_CONVERGENCE``, for a method with an outer
-        iteration around Newton."""
-        return "the outer iteration did not converge", "try a smaller step h"
+    def own_failure(self) -> tuple[str, str, str]:
+        """Reason, hint and the name of the measure reported as the residual for
+        ``StepStatus.METHOD_FAILURE``: a method that stops a step by a check or an iteration of its
+        own says which."""
+        return "the method's own check of the step failed", "try a smaller step h", "residual ‖r‖∞"
 
     def failure_hint(self, status: int, group: LieGroup[Any] | None) -> str | None:
         """A sentence on what makes this method's step fail with ``status`` on ``group``, where the
@@ -115,10 +129,6 @@ class CompiledMethod(Method):
         super().check(problem)
         if hasattr(self, "newton"):
             newton_options(self.newton, NewtonOptions(), carries=True)  # the constructor refused the rest
-
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        """One compiled step at a time (for one-step maps; ``integrate`` runs whole chunks)."""
-        return _SingleStepper(problem, self, h)
 
 
 def compiled_for(problem: Problem[P], method: CompiledMethod, kind: str,
@@ -134,22 +144,6 @@ def compiled_for(problem: Problem[P], method: CompiledMethod, kind: str,
     return compiled_step, cast(R, cache[key])
 
 
-class _SingleStepper(Stepper[P]):
-    def __init__(self, problem: Problem[P], method: CompiledMethod, h: float) -> None:
-        self._compiled, self._step = compiled_for(problem, method, "single", jit)
-        self._method, self._h, self._group = method, h, problem.group
-
-    def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
-        _, node = self._step(self._compiled.start(replace(state, t=k * self._h)), jnp.asarray(self._h))
-        node = jax.tree.map(np.asarray, node)
-        if int(node.status) != Status.CONVERGED:
-            raise convergence_error(self._method, k, k * self._h, float(node.residual), int(node.status),
-                                    self._group)
-        lam = node.lam if state.lam is not None and node.lam.size else None
-        return (NodeState(node.g, node.mu, node.eta, lam, (k + 1) * self._h),
-                StepReport(int(node.iterations), float(node.residual), dict(node.extras)))
-
-
 def node(g: object, mu: jax.Array, eta: jax.Array, lam: jax.Array, iterations: ArrayLike, residual: ArrayLike,
          status: ArrayLike, extras: dict[str, jax.Array] | None = None) -> Node:
     """A Node with the statistics in the dtypes every step uses (lax.cond needs them equal)."""
@@ -159,25 +153,22 @@ def node(g: object, mu: jax.Array, eta: jax.Array, lam: jax.Array, iterations: A
 
 
 REASONS: Final = {
-    Status.NONFINITE_RESIDUAL: ("non-finite residual",
-                                "a potential, force or constraint returned NaN or inf at a stage point: "
-                                "check it there, or try a smaller step h"),
-    Status.SINGULAR_JACOBIAN: ("singular Jacobian",
-                               "the step equations are singular there (redundant constraints, or a singular "
-                               "inertia at a stage point?); else try a smaller step h"),
-    Status.NO_CONVERGENCE: ("no convergence", "try a smaller step h"),
-    Status.DIVERGED: ("Newton's iterates diverged: the residual, finite at the starting guess, was not at a later "
-                      "iterate (the last finite one is shown)",
-                      "the step equations may have no solution near the starting guess at this h, or a potential, "
-                      "force or constraint is NaN or inf where the iterates went: try a smaller step h"),
-    Status.CARRIED_MULTIPLIER_DRIFT: ("the carried multiplier λ left the continuous λ(g, η)",
-                                      "the paper's carried closure is unstable near attracting motions (its "
-                                      "multiplier has a parasitic root): use nonholonomic_multiplier='consistent', "
-                                      "or carried_drift_limit=None to run on regardless"),
-    Status.NONFINITE_STATE: ("the step produced a non-finite state",
-                             "a potential, force, inertia or constraint returned NaN or inf during the step "
-                             "(check them near the last node reached), or the state overflowed: then try a "
-                             "smaller step h"),
+    StepStatus.NONFINITE_RESIDUAL: ("non-finite residual",
+                                    "a potential, force or constraint returned NaN or inf at a stage point: "
+                                    "check it there, or try a smaller step h"),
+    StepStatus.SINGULAR_JACOBIAN: ("singular Jacobian",
+                                   "the step equations are singular there (redundant constraints, or a singular "
+                                   "inertia at a stage point?); else try a smaller step h"),
+    StepStatus.NO_CONVERGENCE: ("no convergence", "try a smaller step h"),
+    StepStatus.DIVERGED: ("Newton's iterates diverged: the residual, finite at the starting guess, was not at a "
+                          "later iterate (the last finite one is shown)",
+                          "the step equations may have no solution near the starting guess at this h, or a "
+                          "potential, force or constraint is NaN or inf where the iterates went: try a smaller "
+                          "step h"),
+    StepStatus.NONFINITE_STATE: ("the step produced a non-finite state",
+                                 "a potential, force, inertia or constraint returned NaN or inf during the step "
+                                 "(check them near the last node reached), or the state overflowed: then try a "
+                                 "smaller step h"),
 }
 
 
@@ -199,14 +190,17 @@ def convergence_error(method: CompiledMethod, step: int, time: float, residual: 
                       status: int, group: LieGroup[Any] | None = None) -> ConvergenceError:
     """The error of a failed step, with a hint that fits the cause (and the method's own
     ``failure_hint`` on the problem's ``group``)."""
-    reason, hint = method.outer_failure() if status == Status.OUTER_NO_CONVERGENCE else REASONS[Status(status)]
-    if status == Status.NO_CONVERGENCE:
+    measure = "residual ‖r‖∞"
+    if status == StepStatus.METHOD_FAILURE:
+        reason, hint, measure = method.own_failure()
+    else:
+        reason, hint = REASONS[StepStatus(status)]
+    if status == StepStatus.NO_CONVERGENCE:
         reason = f"no convergence in {method.newton.max_iterations} iterations"
         hint = stalled_hint(method.newton) if residual <= STALLED else "try a smaller step h or a larger max_iterations"
-    if status in (Status.SINGULAR_JACOBIAN, Status.DIVERGED) and getattr(method, "retraction", None) is not None:
+    if status in (StepStatus.SINGULAR_JACOBIAN, StepStatus.DIVERGED) and getattr(method, "retraction", None) is not None:
         hint += " or the other retraction"
     specific = method.failure_hint(status, group)
     if specific is not None:
         hint += f"; {specific}"
-    measure = "relative deviation" if status == Status.CARRIED_MULTIPLIER_DRIFT else "residual ‖r‖∞"
     return ConvergenceError(step, time, residual, reason, hint, measure)

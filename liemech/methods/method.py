@@ -1,8 +1,8 @@
-"""What every integrator offers ``integrate``: traits and a one-step map."""
+"""What every integrator declares: its traits, the problems it can honour, and the node state its
+step maps (the step itself is ``liemech.methods.compiled``'s)."""
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from liemech.groups.euclidean import Rn
@@ -87,26 +87,9 @@ class NodeState(Generic[P]):
     t: float = 0.0
 
 
-@dataclass(frozen=True)
-class StepReport:
-    """Newton's effort for one step, and named quantities of the step that do not live at the
-    nodes (each method documents where they live in time)."""
-
-    iterations: int
-    residual: float
-    extras: Mapping[str, Vector] = field(default_factory=dict)
-
-
-class Stepper(ABC, Generic[P]):
-    """A method bound to one problem and step size."""
-
-    @abstractmethod
-    def step(self, state: NodeState[P], k: int) -> tuple[NodeState[P], StepReport]:
-        """Advance from node k to node k + 1."""
-
-
 class Method(ABC):
-    """An integrator: ``traits`` and ``stepper(problem, h)``."""
+    """An integrator: its ``traits`` and ``scope``. Every method liemech runs is a
+    ``CompiledMethod``, whose pure step ``integrate``, ``flow`` and ``integrate_ensemble`` compile."""
 
     name: str
 
@@ -125,10 +108,6 @@ class Method(ABC):
         ``problem``; ``integrate`` and ``flow`` call it before anything is compiled. Methods with
         further needs (a tableau's hypotheses, a system's parameters) extend it."""
         check_scope(self.scope, problem, self.name)
-
-    @abstractmethod
-    def stepper(self, problem: Problem[P], h: float) -> Stepper[P]:
-        """The one-step map of this method for ``problem`` with step ``h``."""
 
     def __repr__(self) -> str:
         return self.name

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from liemech.groups.validation import as_float_array, checked_real, checked_vector, expect_finite, expect_shape
+from liemech.input_checks import as_float_array, checked_real, checked_vector, expect_finite, expect_shape
 from liemech.types import Matrix, Vector
 
 INERTIA_TOL = 1e-12

@@ -26,9 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from liemech.mechanics.problem import Problem
-from liemech.methods.compiled import CompiledMethod, Node, Step, compiled_for, convergence_error
+from liemech.methods.compiled import CompiledMethod, Node, Step, StepStatus, compiled_for, convergence_error
 from liemech.methods.method import NodeState
-from liemech.solvers.compiled_newton import Status
 from liemech.xla_options import compiler_options
 
 P = TypeVar("P")
@@ -126,11 +125,11 @@ class ChunkRunner:
         packing = self._packings[_signature(carry)] = Packing(jax.eval_shape(self._step, carry, h)[1])
 
         def running(loop: _Loop) -> jax.Array:
-            return (loop.k < packing.length) & (first + loop.k < n_steps) & (loop.failure[2] == Status.CONVERGED)
+            return (loop.k < packing.length) & (first + loop.k < n_steps) & (loop.failure[2] == StepStatus.CONVERGED)
 
         def body(loop: _Loop) -> _Loop:
             new_carry, node = self._step(loop.carry, h)
-            failed = node.status != Status.CONVERGED
+            failed = node.status != StepStatus.CONVERGED
             rows = jax.lax.dynamic_update_slice(loop.rows, packing.pack(node)[None], (loop.k, 0))
             failure = jnp.where(failed, jnp.stack([first + loop.k, node.residual, 1.0 * node.status]), loop.failure)
             kept = jax.tree.map(lambda old, new: jnp.where(failed, old, new), loop.carry, new_carry)
@@ -191,7 +190,7 @@ def run(problem: Problem[P], method: CompiledMethod, h: float, n_steps: int, sto
     while first < n_steps:
         carry, rows, failure = runner(carry, np.float64(h), np.int64(first), np.int64(n_steps), failure)
         step_index, residual, status = (float(v) for v in np.asarray(failure))
-        if status != Status.CONVERGED:
+        if status != StepStatus.CONVERGED:
             raise convergence_error(method, int(step_index), int(step_index) * h, residual, int(status),
                                     problem.group)
         packing = runner.packing(carry)

@@ -26,26 +26,25 @@ from jax.typing import ArrayLike
 from numpy.typing import NDArray
 
 from liemech.groups.base import LieGroup
-from liemech.groups.validation import checked_count, checked_flag
+from liemech.input_checks import checked_count, checked_flag
 from liemech.jax_support import require_float64
 from liemech.mechanics.callbacks import check_traced
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem, constraint_defect
+from liemech.methods.compiled import CompiledMethod, StepStatus, convergence_error
+from liemech.methods.method import Method
 from liemech.numerics import lu
 from liemech.owned_compilation import owned_jit
-from liemech.xla_options import compiler_options
-from liemech.methods.compiled import CompiledMethod, convergence_error
-from liemech.methods.method import Method
 from liemech.run.integrate import _number_of_steps, checked_step
 from liemech.run.local_pool import check_picklable, discard_pool, local_pool, worker_count
 from liemech.run.march import March, advance, start_march
 from liemech.run.progress import progress_bar
 from liemech.run.shared_results import SharedArrays, collect, share
-from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import ConvergenceError
 from liemech.types import Matrix, Vector
+from liemech.xla_options import compiler_options
 
 P = TypeVar("P")
 R = TypeVar("R")
@@ -137,7 +136,7 @@ class Ensemble(Generic[P]):
     @property
     def converged(self) -> NDArray[np.bool_]:
         """Whether each member solved every step."""
-        return np.asarray(self.failure[:, 2] == Status.CONVERGED)
+        return np.asarray(self.failure[:, 2] == StepStatus.CONVERGED)
 
     @property
     def reached(self) -> NDArray[np.bool_]:
@@ -149,7 +148,7 @@ class Ensemble(Generic[P]):
         """Every failed member with its step, time, residual and the reason."""
         return [MemberFailure(i, convergence_error(self.method, int(step), step * self.h, residual, int(status),
                                                    self.group))
-                for i, (step, residual, status) in enumerate(self.failure) if status != Status.CONVERGED]
+                for i, (step, residual, status) in enumerate(self.failure) if status != StepStatus.CONVERGED]
 
 
 def integrate_ensemble(

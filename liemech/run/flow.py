@@ -16,15 +16,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from liemech.groups.validation import checked_count
+from liemech.input_checks import checked_count
 from liemech.jax_support import require_float64
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem
-from liemech.methods.compiled import CompiledMethod, convergence_error
+from liemech.methods.compiled import CompiledMethod, StepStatus, convergence_error
 from liemech.methods.method import Method
 from liemech.run.integrate import checked_step
 from liemech.run.march import advance, start_march
-from liemech.solvers.compiled_newton import Status
 from liemech.xla_options import jit
 
 P = TypeVar("P")
@@ -44,7 +43,7 @@ class FinalState(NamedTuple, Generic[P]):
     @property
     def converged(self) -> jax.Array:
         """Whether every step was solved (elementwise over a batch)."""
-        return self.failure[..., 2] == Status.CONVERGED
+        return self.failure[..., 2] == StepStatus.CONVERGED
 
 
 class Flow(Generic[P]):

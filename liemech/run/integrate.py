@@ -10,16 +10,14 @@ import jax
 import numpy as np
 from numpy.typing import NDArray
 
-from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.input_checks import checked_count, checked_flag, checked_real
 from liemech.jax_support import require_float64
 from liemech.mechanics.problem import Problem
-from liemech.methods.compiled import REASONS, CompiledMethod
-from liemech.methods.method import Method, NodeState
+from liemech.methods.compiled import CompiledMethod
+from liemech.methods.method import Method
 from liemech.run.chunks import run
 from liemech.run.progress import progress_bar
-from liemech.run.solution import Metadata, Solution, SolverStats, stack
-from liemech.solvers.compiled_newton import Status
-from liemech.solvers.newton import ConvergenceError
+from liemech.run.solution import Metadata, Solution, SolverStats
 from liemech.types import Vector, VectorLike
 
 P = TypeVar("P")
@@ -98,8 +96,9 @@ def integrate(
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
-    if not isinstance(method, Method):
-        raise TypeError(f"method must be an integrator such as VPRK(lobatto(3)), got {type(method).__name__}")
+    if not isinstance(method, CompiledMethod):
+        raise TypeError(f"method must be one of liemech's integrators such as VPRK(lobatto(3)), got "
+                        f"{type(method).__name__}")
     require_float64()  # x64 switched off after the problem was built
     h = checked_step(h)
     n = _number_of_steps(h, t_final, n_steps)
@@ -113,49 +112,8 @@ def integrate(
         def report_progress(steps_done: int) -> None:
             bar.update(steps_done - bar.n)
 
-        if isinstance(method, CompiledMethod):
-            solution = _integrate_compiled(problem, method, h, n, store_every, report_progress)
-        else:
-            solution = _integrate_eager(problem, method, h, n, store_every, report_progress)
+        solution = _integrate_compiled(problem, method, h, n, store_every, report_progress)
     return dataclasses.replace(solution, metadata=metadata, group=problem.group)
-
-
-def _integrate_eager(problem: Problem[P], method: Method, h: float, n: int, store_every: int,
-                     report_progress: Callable[[int], None]) -> Solution[P]:
-    """The eager path: one step of the method's stepper at a time."""
-    started = time.perf_counter()
-    stepper = method.stepper(problem, h)
-    lam0 = problem.lam0
-    state: NodeState[P] = NodeState(problem.g0, problem.mu0, problem.eta0, lam0)
-    t, gs, etas, mus, lams = [0.0], [state.g], [state.eta], [state.mu], [state.lam]
-    steps, iterations, residuals = [0], [0], [0.0]  # the Newton statistics since the last stored node
-    extras: dict[str, list[Vector]] = {}
-    for k in range(n):
-        if k % store_every == 0:
-            steps.append(0)
-            iterations.append(0)
-            residuals.append(0.0)
-        state, report = stepper.step(state, k)
-        node = (state.g, state.mu, state.eta, state.lam, dict(report.extras))
-        if not all(np.all(np.isfinite(np.asarray(leaf, dtype=np.float64))) for leaf in jax.tree.leaves(node)):
-            raise ConvergenceError(k, k * h, report.residual, *REASONS[Status.NONFINITE_STATE])
-        steps[-1] += 1
-        iterations[-1] += report.iterations
-        residuals[-1] = max(residuals[-1], report.residual)
-        if (k + 1) % store_every == 0 or k + 1 == n:
-            t.append((k + 1) * h)
-            gs.append(state.g)
-            etas.append(state.eta)
-            mus.append(state.mu)
-            lams.append(state.lam)
-            for name, value in report.extras.items():
-                extras.setdefault(name, []).append(value)
-        report_progress(k + 1)
-    stats = SolverStats(np.array(iterations, dtype=np.float64), np.array(residuals), time.perf_counter() - started,
-                        np.array(steps, dtype=np.float64))
-    lam = None if state.lam is None or lam0 is None else np.array(lams, dtype=np.float64)
-    return Solution(np.array(t), stack(gs), np.array(etas), np.array(mus), lam, stats,
-                    {name: np.array(rows, dtype=np.float64) for name, rows in extras.items()})
 
 
 def _integrate_compiled(problem: Problem[P], method: CompiledMethod, h: float, n: int, store_every: int,

@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 from numpy.typing import NDArray
 
 from liemech.groups.base import LieGroup, RetractionKind
-from liemech.groups.validation import as_float_array
+from liemech.input_checks import as_float_array
 from liemech.types import Matrix, Vector
 
 P = TypeVar("P")

@@ -14,7 +14,7 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.sharedctypes import Synchronized
 
-from liemech.groups.validation import checked_count
+from liemech.input_checks import checked_count
 
 _POOLS: dict[int, ProcessPoolExecutor] = {}
 

@@ -10,9 +10,8 @@ import jax.numpy as jnp
 
 from liemech.mechanics.lagrangian import Lagrangian
 from liemech.mechanics.problem import Problem, consistent_multiplier
-from liemech.methods.compiled import CompiledMethod, Node, Step
+from liemech.methods.compiled import CompiledMethod, Node, Step, StepStatus
 from liemech.methods.method import NodeState
-from liemech.solvers.compiled_newton import Status
 from liemech.types import Vector
 
 P = TypeVar("P")
@@ -56,9 +55,9 @@ def advance(step: Step, h: jax.Array, march: March, first: jax.Array, n_steps: i
 
     def body(march: March, k: jax.Array) -> tuple[March, None]:
         new_carry, node = step(march.carry, h)
-        fails = (march.failure[2] == Status.CONVERGED) & (node.status != Status.CONVERGED)
+        fails = (march.failure[2] == StepStatus.CONVERGED) & (node.status != StepStatus.CONVERGED)
         failure = jnp.where(fails, jnp.stack([1.0 * k, node.residual, 1.0 * node.status]), march.failure)
-        keep = failure[2] == Status.CONVERGED
+        keep = failure[2] == StepStatus.CONVERGED
         carry, last = jax.tree.map(lambda old, new: jnp.where(keep, new, old), (march.carry, march.last),
                                    (new_carry, node))
         return March(carry, last, failure), None

@@ -23,17 +23,15 @@ from liemech.solvers.newton import EPS, NewtonOptions
 
 
 class Status(IntEnum):
-    """Outcome of a compiled Newton solve, carried as an integer through ``lax.scan``."""
+    """Outcome of a compiled Newton solve, carried as an integer through ``lax.scan``. The codes 5
+    and 6 are left to the methods, for what happens around a solve (``methods.compiled.StepStatus``)."""
 
     CONVERGED = 0
     RUNNING = 1
     NONFINITE_RESIDUAL = 2
     SINGULAR_JACOBIAN = 3
     NO_CONVERGENCE = 4
-    NONFINITE_STATE = 5  # an explicit step overflowed (no equations were solved)
-    OUTER_NO_CONVERGENCE = 6  # a method's own outer iteration (around Newton) did not converge
     DIVERGED = 7  # the residual was finite at the starting guess and not at a later iterate
-    CARRIED_MULTIPLIER_DRIFT = 8  # VPRK's carried multiplier left the continuous λ(g, η)
 
 
 class NewtonOutcome(NamedTuple):
@@ -301,8 +299,8 @@ def _factorisation(structure: block_tree.TreeStructure | None, size: int,
 def jacobian_by_groups(of_pieces: Callable[..., jax.Array], layout: Layout) -> Callable[[jax.Array], jax.Array]:
     """x ↦ ∂r/∂x, its columns ``jax.jacfwd`` of r along one group of pieces of x at a time. Along
     a group the other pieces' tangents are JAX's symbolic zeros, and what depends on those pieces
-    alone is not differentiated: VPRK's Lobatto IIIA velocities y¹ and multipliers, which move no
-    stage configuration, in a group apart from the velocities that do."""
+    alone is not differentiated: unknowns that enter r only through a few cheap terms, in a group
+    apart from those that the expensive terms depend on."""
     split, groups = layout
 
     def jacobian(x: jax.Array) -> jax.Array:

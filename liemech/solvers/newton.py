@@ -5,7 +5,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.input_checks import checked_count, checked_flag, checked_real
 
 EPS: Final = float(np.finfo(np.float64).eps)
 
@@ -39,7 +39,7 @@ class NewtonOptions:
     guess, and reuses it (simplified Newton); ``"every"`` re-evaluates it at every iterate;
     ``"refreshed"`` is simplified Newton that re-evaluates it at the iterate whose residual fell by
     less than half with the current one, above √eps·scale (a Jacobian per step while the iteration
-    contracts, more where a frozen one would stall); ``"carried"`` (VPRK) starts each step with the
+    contracts, more where a frozen one would stall); ``"carried"`` starts each step with the
     factors the last one ended with, and evaluates the Jacobian again once an update from them
     would not shrink the residual a hundredfold (``compiled_newton.CARRIED_CONTRACTION``) above
     the noise of round-off: fewer Jacobians and more iterations per step, which pays only where a
@@ -86,5 +86,5 @@ def newton_options(newton: object, default: NewtonOptions, carries: bool = False
                         f"got {type(newton).__name__}")
     if newton.jacobian == "carried" and not carries:
         raise ValueError("NewtonOptions(jacobian='carried') needs a method that carries Newton's factors from step "
-                         "to step (VPRK); this one starts every step afresh: use jacobian='first' or 'refreshed'")
+                         "to step; this one starts every step afresh: use jacobian='first' or 'refreshed'")
     return newton

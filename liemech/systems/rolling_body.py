@@ -46,7 +46,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from liemech.groups.so3 import SO3, cross
-from liemech.groups.validation import as_float_array, checked_real, checked_vector
+from liemech.input_checks import as_float_array, checked_real, checked_vector
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem

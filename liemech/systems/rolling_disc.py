@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from liemech.groups.so3 import cross, exp_matrix
-from liemech.groups.validation import checked_real
+from liemech.input_checks import checked_real
 from liemech.mechanics.holonomic import HolonomicConstraint
 from liemech.mechanics.nonholonomic import NonholonomicConstraint
 from liemech.mechanics.problem import Problem

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from liemech.groups.so3 import skew
-from liemech.groups.validation import as_float_array, checked_real
+from liemech.input_checks import as_float_array, checked_real
 from liemech.types import Matrix, Vector
 
 

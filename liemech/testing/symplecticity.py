@@ -20,14 +20,17 @@ evaluations, so it checks any integrator, including ones without an analytic tan
 from collections.abc import Callable
 from typing import Final, TypeVar, cast
 
+import jax.numpy as jnp
 import numpy as np
 import scipy.linalg
 
 from liemech.groups.euclidean import Rn
-from liemech.groups.validation import as_float_array, expect_finite
+from liemech.input_checks import as_float_array, expect_finite
 from liemech.mechanics.problem import Problem
+from liemech.methods.compiled import CompiledMethod, StepStatus, compiled_for, convergence_error
 from liemech.methods.method import Method, NodeState
 from liemech.types import Matrix, Vector
+from liemech.xla_options import jit
 
 P = TypeVar("P")
 
@@ -231,16 +234,16 @@ def step_map(problem: Problem[P], method: Method, h: float) -> Callable[[Vector]
     """The map z = (q, p) ↦ (q₁, p₁) of one step of ``method`` with step ``h`` on a problem on Rn(d).
 
     The step starts from NodeState(q, p, η, λ) with η = problem.system.velocity(q, p) and
-    λ = problem.lam0 (None without constraints); on Rⁿ the body momentum μ is p. The stepper is
-    built once and reused: a stepper that warm-starts Newton from its previous solution (VPRK)
-    then gives the same map up to its Newton tolerance (round-off by default). For nonholonomic
-    VPRK, λ_k is an input of the step and stays problem.lam0. Non-Rn problems raise TypeError.
+    λ = problem.lam0 (None without constraints); on Rⁿ the body momentum μ is p. It is the
+    method's compiled step, compiled once and started afresh from that state at every call, so the
+    map is a function of z alone. For nonholonomic VPRK, λ_k is an input of the step and stays
+    problem.lam0. A step that fails raises ConvergenceError; non-Rn problems raise TypeError.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a liemech Problem, got {type(problem).__name__}")
     if not isinstance(problem.group, Rn):
         raise TypeError(f"step_map needs a problem on Rn(d) with z = (q, p), got one on {problem.group!r}")
-    if not isinstance(method, Method):
+    if not isinstance(method, CompiledMethod):
         raise TypeError(f"method must be a liemech Method (e.g. lm.VPRK(lm.lobatto(2))), got {type(method).__name__}")
     if not isinstance(h, (int, float)) or isinstance(h, bool) or not np.isfinite(h) or h <= 0.0:
         raise ValueError(f"h must be a positive finite step size, got {h!r}")
@@ -248,7 +251,8 @@ def step_map(problem: Problem[P], method: Method, h: float) -> Callable[[Vector]
     d = flat.group.dim
     lam0 = flat.lam0
     system = flat.system
-    stepper = method.stepper(flat, float(h))
+    compiled, step = compiled_for(flat, method, "single", jit)
+    step_size = jnp.asarray(float(h))
 
     def psi(z: Vector) -> Vector:
         z = as_float_array(z, "z")
@@ -256,7 +260,9 @@ def step_map(problem: Problem[P], method: Method, h: float) -> Callable[[Vector]
             raise ValueError(f"z must be (q, p) of shape ({2 * d},), got {z.shape}")
         q, p = z[:d].copy(), z[d:].copy()
         lam = None if lam0 is None else lam0.copy()
-        state, _ = stepper.step(NodeState(q, p, system.velocity(q, p), lam), 0)
-        return np.concatenate([np.asarray(state.g, dtype=np.float64), np.asarray(state.mu, dtype=np.float64)])
+        _, node = step(compiled.start(NodeState(q, p, system.velocity(q, p), lam)), step_size)
+        if int(node.status) != StepStatus.CONVERGED:
+            raise convergence_error(method, 0, 0.0, float(node.residual), int(node.status), flat.group)
+        return np.concatenate([np.asarray(node.g, dtype=np.float64), np.asarray(node.mu, dtype=np.float64)])
 
     return psi

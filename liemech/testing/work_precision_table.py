@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from liemech.groups.validation import checked_count, checked_real
+from liemech.input_checks import checked_count, checked_real
 from liemech.mechanics.problem import Problem
 from liemech.methods.method import Method
 from liemech.run.integrate import integrate

@@ -11,7 +11,7 @@ ARCHITECTURE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 LAYERS: list[list[str]] = [
     ["owned_compilation", "xla_options"],
     ["types", "jax_support"],
-    ["numerics"],
+    ["numerics", "input_checks"],
     ["groups", "tableaux"],
     ["mechanics"],
     ["solvers"],
@@ -108,3 +108,16 @@ def test_no_private_jax() -> None:
             private += [f"{module} imports {name}" for name in names if name.startswith("jax._src")
                         or name.startswith("jaxlib")]
     assert not private, "\n".join(private)
+
+
+def test_the_solver_layer_names_no_method() -> None:
+    """Newton reports solver facts (``compiled_newton.Status``) and knows no method: a method maps
+    them to its own failures and hints. No name of a method, a method family or a tableau appears
+    in ``liemech/solvers``, code or prose."""
+    import liemech.methods
+
+    names = set(liemech.methods.__all__) | {"Lobatto", "Gauss", "Radau", "RATTLE", "Simpson", "Splitting"}
+    names |= {path.name for path in (PACKAGE / "methods").iterdir() if path.is_dir() and path.name != "__pycache__"}
+    named = [f"{path.relative_to(PACKAGE)} names {name}" for path in sorted((PACKAGE / "solvers").glob("*.py"))
+             for name in sorted(names) if name in path.read_text()]
+    assert not named, "\n".join(named)

@@ -1,40 +1,25 @@
 """A run's memory is that of what it stores: ``store_every`` thins the nodes as they are computed,
 and the Newton statistics of the steps it skips are kept with the stored nodes (their number, total
-iterations and largest residual), on the compiled path and on the eager path of a user's method."""
+iterations and largest residual), whether Newton's iterations per step are few or vary."""
 
 import gc
 import tracemalloc
 import weakref
-from typing import TypeVar
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.methods.method import Stepper
 from liemech.systems import HeavyTop
 from tests.perturbation import Perturbation
 
-P = TypeVar("P")
 TOP = HeavyTop()
 VPRK3 = lm.VPRK(lm.lobatto(3))
 
 
-class OneStepAtATime(lm.Method):
-    """A user's method without a compiled run: Lobatto-3 VPRK, stepped from Python."""
-
-    name = "OneStepAtATime()"
-
-    @property
-    def traits(self) -> lm.Traits:
-        return VPRK3.traits
-
-    def stepper(self, problem: lm.Problem[P], h: float) -> Stepper[P]:
-        return VPRK3.stepper(problem, h)
-
-
-@pytest.mark.parametrize("method", [VPRK3, OneStepAtATime()], ids=["compiled", "eager"])
+@pytest.mark.parametrize("method", [VPRK3, lm.VPRK(lm.lobatto(3), newton=lm.NewtonOptions(jacobian="every"))],
+                         ids=["simplified-newton", "full-newton"])
 def test_a_thinned_run_keeps_every_steps_statistics(method: lm.Method) -> None:
     """50 steps stored every 7th (and the last) against the same run storing every step: the same
     nodes bit for bit; per stored interval the step count, the sum of the iterations and the largest

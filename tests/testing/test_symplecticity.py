@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import liemech as lm
-from liemech.methods import NodeState
 from liemech.systems import CartesianPendulum
 from liemech.systems.heavy_top import HeavyTop
 from liemech.testing import (
@@ -212,10 +211,9 @@ def _pendulum_variations(z: Vector, count: int, rng: np.random.Generator) -> tup
 def test_step_map_is_one_step_of_the_method() -> None:
     problem = CartesianPendulum().problem()
     method = lm.VPRK(lm.lobatto(2))
-    state, _ = method.stepper(problem, 0.1).step(
-        NodeState(problem.g0, problem.mu0, problem.eta0, problem.lam0), 0)
+    sol = lm.integrate(problem, method, h=0.1, n_steps=1)
     z1 = step_map(problem, method, 0.1)(np.concatenate([problem.g0, problem.mu0]))
-    assert np.max(np.abs(z1 - np.concatenate([state.g, state.mu]))) <= 1e-14
+    assert np.max(np.abs(z1 - np.concatenate([sol.g[-1], sol.mu[-1]]))) <= 1e-14
 
 
 @pytest.mark.parametrize("h", [0.2, 0.05])

@@ -18,11 +18,10 @@ import jax.numpy as jnp
 
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.trivialised import derivative_in_eta
-from liemech.methods.compiled import CompiledStep, Node, node
+from liemech.methods.compiled import CompiledStep, Node, StepStatus, node
 from liemech.methods.flat import FlatCarry, UnconstrainedRnMethod, flat_carry, rn_lagrangian
 from liemech.methods.method import Traits
 from liemech.numerics.lu import solve
-from liemech.solvers.compiled_newton import Status
 
 P = TypeVar("P")
 
@@ -84,5 +83,5 @@ class RK4Step:
             v = y[n:]
             p = jnp.asarray(self._L.momentum(q, v))
         finite = jnp.all(jnp.isfinite(y))
-        status = jnp.where(finite, Status.CONVERGED, Status.NONFINITE_STATE)
+        status = jnp.where(finite, StepStatus.CONVERGED, StepStatus.NONFINITE_STATE)
         return FlatCarry(q, p, c.lam, v), node(q, p, v, c.lam, 0, jnp.where(finite, 0.0, jnp.inf), status)

@@ -13,7 +13,7 @@ converges faster (its limit has g(q₁) = 0). ``warm_start`` starts λ⁰ from t
 
 The Uzawa iteration is a ``lax.while_loop`` around the compiled Newton solve of the subproblem. A
 subproblem that fails ends the step with Newton's status; |g| still above tol after
-``max_iterations`` ends it with ``Status.OUTER_NO_CONVERGENCE`` and |g|∞ as the residual.
+``max_iterations`` ends it with ``StepStatus.METHOD_FAILURE`` and |g|∞ as the residual.
 """
 
 from collections.abc import Hashable
@@ -22,13 +22,12 @@ from typing import Any, Literal, NamedTuple, SupportsFloat, SupportsIndex, TypeV
 import jax
 import jax.numpy as jnp
 
-from liemech.groups.validation import checked_count, checked_flag, checked_real
+from liemech.input_checks import checked_count, checked_flag, checked_real
 from liemech.mechanics.problem import Problem
-from liemech.methods.compiled import Node, node
+from liemech.methods.compiled import Node, StepStatus, node
 from liemech.methods.discrete_gradient.base import EnergyConservingMethod, checked_penalty
 from liemech.methods.discrete_gradient.penalty import PenaltyCarry, PenaltyEquations, Subproblem
 from liemech.methods.method import NodeState
-from liemech.solvers.compiled_newton import Status
 from liemech.solvers.newton import NewtonOptions, newton_options
 
 P = TypeVar("P")
@@ -57,9 +56,9 @@ class DiscreteGradientAugmentedLagrange(EnergyConservingMethod):
         self.newton = newton_options(newton, NewtonOptions(jacobian="every"))
         self.name = f"DiscreteGradientAugmentedLagrange(mu={self.mu:g}, tol={self.tol:g}, variant={variant!r})"
 
-    def outer_failure(self) -> tuple[str, str]:
+    def own_failure(self) -> tuple[str, str, str]:
         return (f"augmented Lagrange: |g|∞ above tol = {self.tol:g} after {self.max_iterations} Uzawa iterations",
-                "raise max_iterations or mu, or loosen tol")
+                "raise max_iterations or mu, or loosen tol", "residual ‖r‖∞")
 
     @property
     def cache_key(self) -> Hashable:
@@ -103,17 +102,17 @@ class AugmentedLagrangeEquations:
             g1 = H.g(outcome.x[: H.n])
             violation = jnp.max(jnp.abs(g1))
             iteration = u.iteration + 1
-            status = jnp.where(outcome.status != Status.CONVERGED, outcome.status,
-                               jnp.where(violation <= self._tol, Status.CONVERGED,
-                                         jnp.where(iteration >= self._max_iterations, Status.OUTER_NO_CONVERGENCE,
-                                                   Status.RUNNING))).astype(jnp.int32)
+            status = jnp.where(outcome.status != StepStatus.CONVERGED, outcome.status,
+                               jnp.where(violation <= self._tol, StepStatus.CONVERGED,
+                                         jnp.where(iteration >= self._max_iterations, StepStatus.METHOD_FAILURE,
+                                                   StepStatus.RUNNING))).astype(jnp.int32)
             return _Uzawa(
                 iteration=iteration,
                 # λ of the last subproblem stays: the step's multiplier estimate is made with it.
-                lam=jnp.where(status == Status.RUNNING, u.lam + 2.0 * c.penalty * g1, u.lam),
+                lam=jnp.where(status == StepStatus.RUNNING, u.lam + 2.0 * c.penalty * g1, u.lam),
                 x=outcome.x,
                 newton_iterations=u.newton_iterations + outcome.iterations,
-                residual=jnp.where(status == Status.OUTER_NO_CONVERGENCE, violation,
+                residual=jnp.where(status == StepStatus.METHOD_FAILURE, violation,
                                    outcome.residual),
                 status=status,
             )
@@ -121,8 +120,8 @@ class AugmentedLagrangeEquations:
         # The node's effective multiplier (liemech's sign) is the warm start: λ⁰ = −λ.
         lam0 = -c.lam if self._warm_start else jnp.zeros(H.m)
         begin = _Uzawa(jnp.asarray(0, dtype=jnp.int32), lam0, H.predictor(c.g, c.mu, h), jnp.asarray(0, dtype=jnp.int32),
-                       jnp.asarray(0.0), jnp.asarray(Status.RUNNING, dtype=jnp.int32))
-        end: _Uzawa = jax.lax.while_loop(lambda u: u.status == Status.RUNNING, uzawa, begin)
+                       jnp.asarray(0.0), jnp.asarray(StepStatus.RUNNING, dtype=jnp.int32))
+        end: _Uzawa = jax.lax.while_loop(lambda u: u.status == StepStatus.RUNNING, uzawa, begin)
         q1, p1 = end.x[: H.n], end.x[H.n :]
         lam1 = penalty.multiplier_estimate(Subproblem(c.g, c.mu, end.lam, c.penalty), q1)
         extras = {"al_iterations": (1.0 * end.iteration)[None]}

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from liemech.groups.validation import checked_real
+from liemech.input_checks import checked_real
 from liemech.mechanics.problem import Problem
 from liemech.methods.compiled import CompiledMethod, CompiledStep, Node
 from liemech.methods.flat import CONSTRAINED_RN, constrained_mechanics

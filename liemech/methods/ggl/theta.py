@@ -21,7 +21,7 @@ from typing import Literal, SupportsFloat, TypeVar
 import jax
 import jax.numpy as jnp
 
-from liemech.groups.validation import checked_real
+from liemech.input_checks import checked_real
 from liemech.mechanics.problem import Problem
 from liemech.methods.ggl.base import GGLEquations, GGLMethod, InitialGuess
 from liemech.methods.method import Traits

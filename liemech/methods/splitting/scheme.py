@@ -24,12 +24,11 @@ from jax.typing import ArrayLike
 from liemech.groups.base import LieGroup
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
-from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, StepStatus, node
 from liemech.methods.method import NodeState, Scope, Traits
 from liemech.methods.splitting.coefficients import COMPOSITIONS, SEQUENCES, Composition, KickFreeSequence
 from liemech.methods.splitting.free_flow import FreeFlow, UnsupportedFreeFlow, free_flow
 from liemech.owned_compilation import kept, owned_jit
-from liemech.solvers.compiled_newton import Status
 
 P = TypeVar("P")
 
@@ -204,4 +203,4 @@ class SplittingStep:
         # grow with the number of stages (17 for kahan_li8).
         g, mu, f = jax.lax.fori_loop(0, c.stages, stage, (c.g, mu, c.force))
         eta = jnp.asarray(self._system.velocity(g, mu))
-        return c._replace(g=g, mu=mu, force=f), node(g, mu, eta, c.lam, 0, 0.0, Status.CONVERGED)
+        return c._replace(g=g, mu=mu, force=f), node(g, mu, eta, c.lam, 0, 0.0, StepStatus.CONVERGED)

@@ -24,13 +24,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from liemech.groups.matrix_checks import check_rotation
 from liemech.groups.so3 import exp_matrix, skew
-from liemech.groups.validation import check_rotation
 from liemech.mechanics.problem import Problem
 from liemech.mechanics.system import MechanicalSystem
-from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, StepStatus, node
 from liemech.methods.method import NodeState, Scope, Traits
-from liemech.solvers.compiled_newton import Status
 from liemech.types import Vector
 
 P = TypeVar("P")
@@ -167,4 +166,4 @@ class BobenkoSurisStep:
         v1 = jnp.cross(omega, q1.reshape(4, 3)).ravel()  # ω × q_i for every block
         p1 = self.M @ v1
         lam = c.lam
-        return _Carry(q1, p1, lam, ell), node(q1, p1, v1, lam, 0, 0.0, Status.CONVERGED)
+        return _Carry(q1, p1, lam, ell), node(q1, p1, v1, lam, 0, 0.0, StepStatus.CONVERGED)

@@ -81,19 +81,19 @@ from liemech.groups.base import RETRACTION_KINDS, LieGroup, Retraction, Retracti
 from liemech.groups.euclidean import TranslationRetraction
 from liemech.groups.product import ProductGroup
 from liemech.groups.se3 import SE3
+from liemech.input_checks import checked_real
+from liemech.jax_support import traced_once
 from liemech.mechanics.problem import Problem, consistent_multiplier
 from liemech.mechanics.trivialised import trivialised_jvp, trivialised_vjp, vjp_in_eta
-from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, node
+from liemech.methods.compiled import CompiledMethod, CompiledStep, Node, StepStatus, node
 from liemech.methods.method import NodeState, Scope, Traits
-from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.methods.vprk.rattle_stages import RattleStages, splits
+from liemech.methods.vprk.reverse_jvp import reverse_mode_jvp
 from liemech.methods.vprk.stage_force import stage_force
 from liemech.methods.vprk.step_pattern import stage_trees, step_tree
 from liemech.numerics import block_tree
 from liemech.owned_compilation import kept
 from liemech.solvers import compiled_newton, starting_guess
-from liemech.groups.validation import checked_real
-from liemech.jax_support import traced_once
 from liemech.solvers.newton import NewtonOptions, newton_options
 from liemech.tableaux import TableauPair, check_constrained_hypotheses, stability_at_infinity
 from liemech.types import VectorLike
@@ -177,14 +177,20 @@ class VPRK(CompiledMethod):
     def scope(self) -> Scope:
         return Scope(forces="optional")
 
+    def own_failure(self) -> tuple[str, str, str]:
+        """The carried closure's guard (``carried_drift_limit``): its multiplier left λ(g, η)."""
+        return ("the carried multiplier λ left the continuous λ(g, η)",
+                "the paper's carried closure is unstable near attracting motions (its multiplier has a parasitic "
+                "root): use nonholonomic_multiplier='consistent', or carried_drift_limit=None to run on regardless",
+                "relative deviation")
+
     def failure_hint(self, status: int, group: LieGroup[Any] | None) -> str | None:
         """On SE(3) the Cayley chart ties translation to rotation: cay(ξ) moves the origin by
         (I − ω̂/2)⁻¹v, so the step's kinetic energy carries m|ω × hv|²/4, and for a body that
         translates far within one step its equations lose their solution: on free bodies (Lobatto-2,
         any mass, inertia and step) at h|v| ≈ 3.1–3.7 √(I_min/m), with I_min the smallest principal
         moment; exp shows no such limit."""
-        failed_to_solve = status in (compiled_newton.Status.NO_CONVERGENCE, compiled_newton.Status.DIVERGED,
-                                     compiled_newton.Status.SINGULAR_JACOBIAN)
+        failed_to_solve = status in (StepStatus.NO_CONVERGENCE, StepStatus.DIVERGED, StepStatus.SINGULAR_JACOBIAN)
         if self.retraction != "cay" or not failed_to_solve or group is None:
             return None
         factors = group.factors if isinstance(group, ProductGroup) else (group,)
@@ -561,8 +567,8 @@ class VPRKEquations(Generic[P]):
             deviation = jnp.max(jnp.abs(end.lam_next - continuous)) / jnp.maximum(1.0, jnp.max(jnp.abs(continuous)))
             extras["multiplier_deviation"] = deviation
             if self._drift_limit is not None:
-                drifted = (status == compiled_newton.Status.CONVERGED) & (deviation > self._drift_limit)
-                status = jnp.where(drifted, compiled_newton.Status.CARRIED_MULTIPLIER_DRIFT, status)
+                drifted = (status == StepStatus.CONVERGED) & (deviation > self._drift_limit)
+                status = jnp.where(drifted, StepStatus.METHOD_FAILURE, status)
                 residual = jnp.where(drifted, deviation, residual)
         return self._ended(c, h, outcome.x, end.g_next, end.mu_next, end.lam_next, end.work, outcome.factors,
                            outcome.iterations, residual, status, extras)

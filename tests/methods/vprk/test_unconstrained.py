@@ -18,7 +18,7 @@ from liemech.methods.vprk.scheme import VPRKEquations
 from liemech.systems import ChaplyginSleigh, ConstrainedHeavyTop, RollingDisc, VerticalDisc
 from liemech.systems.heavy_top import HeavyTop
 from liemech.systems.henon_heiles import HenonHeiles
-from liemech.testing import estimate_order
+from liemech.testing import estimate_order, step_map
 from liemech.testing.finite_differences import jacobian
 from tests.perturbation import Perturbation
 
@@ -147,12 +147,7 @@ def test_one_step_map_is_symplectic() -> None:
     problem = HH.problem()
     method = lm.VPRK(lm.lobatto(3))
     n = 2
-
-    def psi(z: lm.Vector) -> lm.Vector:
-        stepper = method.stepper(problem, 0.2)
-        state, _ = stepper.step(NodeState(z[:n], z[n:], z[n:]), 0)
-        return np.concatenate([state.g, state.mu])
-
+    psi = step_map(problem, method, 0.2)
     z0 = np.concatenate([problem.g0, problem.mu0])
     D = jacobian(psi, z0)
     J = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])

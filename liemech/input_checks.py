@@ -1,26 +1,23 @@
-"""Input checks shared by liemech: every failure is a ValueError naming the argument.
+"""Checks of the arguments a user passes to liemech: every failure is a ValueError (or TypeError)
+naming the argument and what was expected.
 
 Group operations on the hot path (compose, Ad, tau, dtau, …) only check shapes and that the input
 is real, which costs nothing under ``jit`` (it happens once, when the operation is traced);
 ``check_point`` and the functions that take user data check everything. The ``checked_*`` scalar
-helpers validate the numerical options of methods, solvers and problems.
+helpers validate the numerical options of methods, solvers and problems. The checks of rotation
+and rigid-motion matrices are the groups' (``liemech.groups.matrix_checks``).
 """
 
 import math
 import operator
-from collections.abc import Callable
 from numbers import Complex, Real
-from typing import Final
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
-from liemech.types import Matrix, Vector, VectorLike
-
-ORTHOGONALITY_TOL: Final = 1e-9
-"""Largest accepted ‖RᵀR − I‖_max for a rotation block (points accumulate round-off)."""
+from liemech.types import Vector, VectorLike
 
 
 def as_float_array(x: object, name: str) -> Vector:
@@ -85,72 +82,15 @@ def checked_stack(x: object, shape: tuple[int, ...], name: str) -> NDArray[np.fl
     if arr.shape[1:] != shape or arr.ndim != len(shape) + 1 or len(arr) == 0:
         raise ValueError(f"{name} must stack points of shape {shape} along a first axis of members, "
                          f"got shape {arr.shape}")
-    if (k := _first(~np.all(np.isfinite(arr.reshape(len(arr), -1)), axis=1))) is not None:
+    if (k := first_index(~np.all(np.isfinite(arr.reshape(len(arr), -1)), axis=1))) is not None:
         raise ValueError(f"{name}[{k}] must be finite, got NaN or inf entries")
     return arr
 
 
-def _first(mask: NDArray[np.bool_] | np.bool_) -> int | None:
+def first_index(mask: NDArray[np.bool_] | np.bool_) -> int | None:
     """The first index at which ``mask`` holds, or None."""
     hits = np.flatnonzero(mask)
     return int(hits[0]) if hits.size else None
-
-
-def check_rotation(R: Matrix, name: str) -> None:
-    """Raise ValueError unless R is orthogonal (to ORTHOGONALITY_TOL) with det R = +1."""
-    _check_rotations(R[None], lambda _: name)
-
-
-def _check_rotations(R: NDArray[np.float64], names: Callable[[int], str]) -> None:
-    """``check_rotation`` for each R[k] of a stack, the first failure named ``names(k)``."""
-    defect = np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(R.shape[-1])), axis=(-2, -1))
-    if (k := _first(defect > ORTHOGONALITY_TOL)) is not None:
-        raise ValueError(
-            f"{names(k)} must be a rotation: ‖RᵀR − I‖_max = {defect[k]:.3e} exceeds {ORTHOGONALITY_TOL:.0e}"
-        )
-    det = np.linalg.det(R)
-    if (k := _first(det < 0.0)) is not None:
-        raise ValueError(f"{names(k)} must be a rotation with det = +1, got det = {det[k]:.6g}")
-
-
-def checked_rotation(x: object, n: int, name: str) -> Matrix:
-    """A finite n×n rotation matrix, or ValueError naming ``name`` and the defect."""
-    R = as_float_array(x, name)
-    expect_shape(R, (n, n), name)
-    expect_finite(R, name)
-    check_rotation(R, name)
-    return R
-
-
-def checked_rotations(x: object, n: int, name: str) -> NDArray[np.float64]:
-    """A stack of finite n×n rotation matrices (``checked_rotation`` of each; errors name ``name[k]``)."""
-    R = checked_stack(x, (n, n), name)
-    _check_rotations(R, lambda k: f"{name}[{k}]")
-    return R
-
-
-def checked_rigid_motion(x: object, n: int, name: str) -> Matrix:
-    """A finite (n+1)×(n+1) homogeneous matrix [[R, p], [0, 1]] with R ∈ SO(n)."""
-    g = as_float_array(x, name)
-    expect_shape(g, (n + 1, n + 1), name)
-    expect_finite(g, name)
-    _check_rigid_motions(g[None], lambda _: name)
-    return g
-
-
-def checked_rigid_motions(x: object, n: int, name: str) -> NDArray[np.float64]:
-    """A stack of ``checked_rigid_motion``s (errors name ``name[k]``)."""
-    g = checked_stack(x, (n + 1, n + 1), name)
-    _check_rigid_motions(g, lambda k: f"{name}[{k}]")
-    return g
-
-
-def _check_rigid_motions(g: NDArray[np.float64], names: Callable[[int], str]) -> None:
-    """Each g[k] of a stack homogeneous with last row (0, …, 0, 1) and a rotation block."""
-    n = g.shape[-1] - 1
-    if (k := _first(np.any(g[:, n] != np.eye(n + 1)[n], axis=-1))) is not None:
-        raise ValueError(f"{names(k)} must be homogeneous with last row (0, …, 0, 1), got {g[k, n].tolist()}")
-    _check_rotations(g[:, :n, :n], lambda k: f"the rotation block of {names(k)}")
 
 
 # ---- numerical options --------------------------------------------------------------------------
