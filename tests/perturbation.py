@@ -3,8 +3,8 @@
 A different compilation, BLAS or processor changes a step's result in its last bits, and a chaotic
 motion amplifies that difference until, after some time, the trajectory is another one. A test of
 such a run holds on every machine only if it bounds what theory bounds for every nearby trajectory;
-``pytest -m long_run --perturb N`` checks that by running each ``long_run`` test N more times, each
-from initial data moved by a relative 1e-12 (what a different rounding of the first steps does).
+``pytest -m long_run --perturb N`` checks that by running each ``long_run`` test N times, each from
+initial data moved by a relative 1e-12 (more than a different rounding of the first steps does).
 A test marked ``long_run`` takes the ``perturb`` fixture and passes its initial data through it;
 outside ``--perturb`` the fixture returns the data unchanged."""
 
@@ -18,7 +18,7 @@ import liemech as lm
 P = TypeVar("P")
 
 SIZE = 1e-12
-"""The relative size of a perturbation: a few hundred ulps, the spread of the first steps' round-off."""
+"""The relative size of a perturbation: about 4500 ulps, more than the round-off of a step."""
 
 LONG_SPAN = 50.0
 """A test whose run spans more time than this (n_steps·h, in the problem's units) is a long run: it is
