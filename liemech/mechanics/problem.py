@@ -2,6 +2,7 @@
 consistent initial data."""
 
 import functools
+from collections.abc import Hashable
 from typing import Generic, SupportsFloat, TypeAlias, TypeVar
 
 import jax
@@ -120,6 +121,14 @@ class Problem(Generic[P]):
     def group(self) -> LieGroup[P]:
         """The configuration space."""
         return self.system.group
+
+    @property
+    def step_key(self) -> tuple[Hashable, ...]:
+        """What of the problem, besides its system (which keeps the compiled steps), changes a
+        method's step equations: the constraints, the external force and the body sparsity. Every
+        cache of compiled steps keys on it; a new field of ``Problem`` that changes the step joins
+        it here."""
+        return (self.holonomic, self.nonholonomic, self.force, self.sparsity)
 
     @functools.cached_property
     def lam0(self) -> Vector | None:

@@ -137,7 +137,7 @@ def compiled_for(problem: Problem[P], method: CompiledMethod, kind: str,
     and method (the initial data enter as arguments), after ``method.check(problem)``."""
     method.check(problem)
     compiled_step = method.compiled_step(problem)
-    key = (method.cache_key, kind, problem.holonomic, problem.nonholonomic, problem.force, problem.sparsity)
+    key = (method.cache_key, kind, *problem.step_key)
     cache = problem.system.compiled_steps
     if key not in cache:
         cache[key] = build(compiled_step.step)

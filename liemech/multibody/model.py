@@ -340,7 +340,7 @@ class Model:
             edges += [(int(a), int(b)) for a in ends for b in ends if a != b and min(a, b) >= 0]
         owners = np.array([rank[by_name[name].child] for name in self.row_joints])[list(rows)]
         damped = [(rank[j.parent], rank[j.child]) for j in self.joints if j.parent != WORLD and j.damping != 0.0]
-        return BodySparsity(np.tile(np.repeat(bodies, 3), 2), owners, np.array(edges, dtype=np.int64),
+        return BodySparsity(self.system.coordinate_bodies(bodies), owners, np.array(edges, dtype=np.int64),
                             row_bodies[list(rows)], np.array(damped, dtype=np.int64))
 
     def _row_bodies(self, rank: dict[str, int], by_name: dict[str, Joint]) -> NDArray[np.int64]:

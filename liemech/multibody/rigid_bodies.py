@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
+from numpy.typing import NDArray
 
 from liemech.groups.euclidean import Rn
 from liemech.groups.power import PowerGroup
@@ -43,6 +44,11 @@ class RigidBodies(Lagrangian[Configuration]):
     @property
     def group(self) -> ProductGroup[Configuration]:
         return self._group
+
+    def coordinate_bodies(self, labels: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The label of the body each coordinate of η = (ω, ẋ) belongs to, given each body's label:
+        ω's three per body, then ẋ's three per body (the layout of ``_split``)."""
+        return np.tile(np.repeat(np.asarray(labels, dtype=np.int64), 3), 2)
 
     def _split(self, eta: jax.Array) -> tuple[jax.Array, jax.Array]:
         return eta[: 3 * self._n].reshape(self._n, 3), eta[3 * self._n:].reshape(self._n, 3)

@@ -204,9 +204,7 @@ def integrate_ensemble(
     size = min(-(-members // slots), MAX_BATCH) if batch_size is None else checked_count(batch_size, "batch_size")
     build = None if parameters is None else parameters.build
     # Identical ensembles of one system share a token, hence one compilation per process.
-    key = ("ensemble", method.cache_key, problem.holonomic, problem.nonholonomic, problem.force, problem.sparsity,
-           step_size, n, every,
-           tuple(observed.items()), build, size)
+    key = ("ensemble", method.cache_key, *problem.step_key, step_size, n, every, tuple(observed.items()), build, size)
     token = _TOKENS.setdefault(problem.system, {}).setdefault(key, uuid.uuid4().hex)
     job = _Job(problem, method, step_size, n, every, observed, build, token)
     batches = [_batch(g0s, eta0s, values, start, size) for start in range(0, members, size)]

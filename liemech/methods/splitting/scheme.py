@@ -131,7 +131,7 @@ class Splitting(CompiledMethod):
     def compiled_step(self, problem: Problem[P]) -> CompiledStep:
         """The step, built once per system and composition and kept with the system."""
         self.check(problem)
-        scheme = kept(problem.system, (_STEP, self.composition),
+        scheme = kept(problem.system, (_STEP, self.composition, *problem.step_key),
                       lambda: SplittingStep(self.sequence, problem, self._free_flow(problem)))
         return CompiledStep(scheme.step, scheme.start)
 

@@ -226,8 +226,7 @@ class VPRK(CompiledMethod):
         # Kept with the system: the equations depend on the problem's system, constraints, force and
         # sparsity only, and building them again at every ``integrate`` would cost as much as many of
         # their steps (most for the nonholonomic and rolling systems).
-        key = (_STEP, self.cache_key, unrolled, problem.holonomic, problem.nonholonomic, problem.force,
-               problem.sparsity)
+        key = (_STEP, self.cache_key, unrolled, *problem.step_key)
         return kept(problem.system, key, lambda: self._built_step(problem, unrolled))
 
     def _built_step(self, problem: Problem[P], unrolled: bool) -> CompiledStep:
