@@ -25,6 +25,7 @@ from liemech.solvers.newton import ConvergenceError, NewtonOptions, newton_optio
 P = TypeVar("P")
 R = TypeVar("R", bound=Callable[..., Any])
 
+
 class StepStatus(IntEnum):
     """How a step ended, carried as an integer through ``lax.scan``: the outcome of its Newton solve
     (``compiled_newton.Status``, whose codes these repeat), or what the method found around it."""

@@ -10,7 +10,7 @@ import os
 import secrets
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar, cast
 
@@ -56,15 +56,9 @@ class SolverStats:
         return float(np.sum(self.iterations)) / steps if steps else 0.0
 
 
-def stack(points: Sequence[P]) -> P:
-    """Points as one point of stacked numpy arrays (leading axis over the points; a product
-    point's factors are stacked one by one)."""
-    return cast(P, jax.tree.map(lambda *leaves: np.stack([np.asarray(x, dtype=np.float64) for x in leaves]),
-                                *points))
-
-
 def unstack(stacked: P) -> list[P]:
-    """The points of ``stack``'s result, in order."""
+    """The points of a stacked point (a leading axis over the points on each of its arrays), in
+    order."""
     count = len(jax.tree.leaves(stacked)[0])
     return [cast(P, jax.tree.map(lambda leaf: leaf[k], stacked)) for k in range(count)]
 
