@@ -2,7 +2,9 @@
 one compilation cache for the pytest-xdist workers (and the Dask workers and subprocesses they
 start), so that a step one worker compiled is read back by the other; liemech bounds the cache's
 size, which makes jax lock it around every read and write. Compiled code is released after each
-test module."""
+test module. The ``perturb`` fixture, ``--perturb N`` and the guard that holds every run over
+``LONG_SPAN`` (through ``integrate`` or ``integrate_ensemble``) to the ``long_run`` marker are those of
+tests/perturbation.py."""
 
 import gc
 import importlib
